@@ -1,0 +1,54 @@
+"""The application factory: one place wires the spec, handlers, middleware and stores."""
+
+from __future__ import annotations
+
+import pathlib
+
+import connexion
+from connexion.middleware import MiddlewarePosition
+from connexion.options import SwaggerUIOptions
+
+from kindling import errors
+from kindling.bodysize import BodySizeMiddleware
+from kindling.cache import make_cache
+from kindling.config import Settings
+from kindling.persistence.database import make_engine, make_session_factory
+from kindling.ratelimit import RateLimiter, RateLimitMiddleware
+from kindling.runtime import Runtime, install
+
+SPEC = pathlib.Path(__file__).with_name("openapi.yaml")
+
+
+def create_app(settings: Settings | None = None) -> connexion.FlaskApp:
+    """Build a Kindling app for `settings` (by default, from the environment)."""
+    settings = settings or Settings.from_env()
+    engine = make_engine(settings.database_url)
+    state = Runtime(
+        settings=settings,
+        engine=engine,
+        session_factory=make_session_factory(engine),
+        cache=make_cache(settings.redis_url),
+        limiter=RateLimiter(settings.redis_url, settings.rate_limit_multiplier),
+    )
+    app = connexion.FlaskApp(__name__, specification_dir=str(SPEC.parent))
+    app.add_api(
+        SPEC.name,
+        strict_validation=True,
+        pythonic_params=True,
+        swagger_ui_options=SwaggerUIOptions(spec_path="/api/openapi.json", swagger_ui_path="/api/ui"),
+    )
+    app.add_middleware(
+        RateLimitMiddleware,
+        position=MiddlewarePosition.BEFORE_EXCEPTION,
+        limiter=state.limiter,
+        session_factory=state.session_factory,
+    )
+    app.add_middleware(BodySizeMiddleware, position=MiddlewarePosition.BEFORE_ROUTING)
+    errors.register(app)
+    install(app.app, state)
+    return app
+
+
+def app_from_environment() -> connexion.FlaskApp:
+    """Factory for ASGI servers: `uvicorn --factory kindling.app:app_from_environment`."""
+    return create_app(Settings.from_env())

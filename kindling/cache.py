@@ -1,0 +1,109 @@
+"""The cache store: in-process for embedded mode, Redis when REDIS_URL is set."""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from typing import Protocol
+
+import redis
+
+log = logging.getLogger(__name__)
+
+
+class Cache(Protocol):
+    backend: str
+
+    def get(self, key: str) -> str | None: ...
+    def set(self, key: str, value: str, ttl: int) -> None: ...
+    def delete(self, key: str) -> None: ...
+    def ping(self, timeout: float) -> None: ...
+    def clear(self) -> None: ...
+
+
+class MemoryCache:
+    """A dict with expiry, shared by the threads of one process."""
+
+    backend = "memory"
+
+    def __init__(self) -> None:
+        self._items: dict[str, tuple[float, str]] = {}
+        self._lock = threading.Lock()
+
+    def get(self, key: str) -> str | None:
+        with self._lock:
+            item = self._items.get(key)
+            if item is None:
+                return None
+            expires, value = item
+            if expires <= time.monotonic():
+                del self._items[key]
+                return None
+            return value
+
+    def set(self, key: str, value: str, ttl: int) -> None:
+        with self._lock:
+            self._items[key] = (time.monotonic() + ttl, value)
+
+    def delete(self, key: str) -> None:
+        with self._lock:
+            self._items.pop(key, None)
+
+    def ping(self, timeout: float) -> None:
+        return None
+
+    def clear(self) -> None:
+        with self._lock:
+            self._items.clear()
+
+
+class RedisCache:
+    """Redis, shared by every process; a Redis outage degrades to the process's own cache."""
+
+    backend = "redis"
+
+    def __init__(self, url: str, *, prefix: str = "kindling:cache:") -> None:
+        self.url = url
+        self._redis = redis.Redis.from_url(url, socket_timeout=1, socket_connect_timeout=1, decode_responses=True)
+        self._prefix = prefix
+        self._fallback = MemoryCache()
+
+    def get(self, key: str) -> str | None:
+        try:
+            return self._redis.get(self._prefix + key)
+        except redis.RedisError as exc:
+            log.warning("cache unavailable, using the process cache: %s", exc)
+            return self._fallback.get(key)
+
+    def set(self, key: str, value: str, ttl: int) -> None:
+        try:
+            self._redis.set(self._prefix + key, value, ex=ttl)
+        except redis.RedisError as exc:
+            log.warning("cache unavailable, using the process cache: %s", exc)
+            self._fallback.set(key, value, ttl)
+
+    def delete(self, key: str) -> None:
+        # Delete in both places so a value cached during an outage cannot outlive it.
+        self._fallback.delete(key)
+        try:
+            self._redis.delete(self._prefix + key)
+        except redis.RedisError as exc:
+            log.warning("cache unavailable, invalidated only the process cache: %s", exc)
+
+    def ping(self, timeout: float) -> None:
+        """Raise unless Redis answers PING within `timeout` seconds."""
+        client = redis.Redis.from_url(self.url, socket_timeout=timeout, socket_connect_timeout=timeout)
+        try:
+            client.ping()
+        finally:
+            client.close()
+
+    def clear(self) -> None:
+        self._fallback.clear()
+        for key in self._redis.scan_iter(self._prefix + "*"):
+            self._redis.delete(key)
+
+
+def make_cache(redis_url: str | None) -> Cache:
+    return RedisCache(redis_url) if redis_url else MemoryCache()

@@ -1,0 +1,65 @@
+"""The `kindling` command: serve the API and manage its database."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+
+from kindling.config import ConfigError, Settings
+from kindling.persistence import database
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="kindling", description=__doc__)
+    commands = parser.add_subparsers(dest="command", required=True)
+    serve = commands.add_parser("serve", help="serve the API")
+    serve.add_argument("--host", default="127.0.0.1")
+    serve.add_argument("--port", type=int, default=8000)
+    serve.add_argument("--workers", type=int, default=1, help="worker processes (PostgreSQL and Redis only)")
+    db = commands.add_parser("db", help="database schema")
+    db_commands = db.add_subparsers(dest="db_command", required=True)
+    db_commands.add_parser("upgrade", help="apply every pending migration")
+    args = parser.parse_args(argv)
+
+    try:
+        settings = Settings.from_env()
+    except ConfigError as exc:
+        print(f"kindling: configuration error: {exc}", file=sys.stderr)
+        return 2
+    logging.basicConfig(level=settings.log_level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+
+    if args.command == "db":
+        database.upgrade(settings.database_url)
+        return 0
+    return _serve(settings, args.host, args.port, args.workers)
+
+
+def _serve(settings: Settings, host: str, port: int, workers: int) -> int:
+    import uvicorn
+
+    if workers < 1:
+        print("kindling: --workers must be at least 1", file=sys.stderr)
+        return 2
+    if workers > 1 and (settings.embedded or not settings.redis_url):
+        print(
+            "kindling: several workers share state only through PostgreSQL and Redis; "
+            "set DATABASE_URL and REDIS_URL, or serve with --workers 1",
+            file=sys.stderr,
+        )
+        return 2
+    if settings.embedded:
+        database.upgrade(settings.database_url)
+    uvicorn.run(
+        "kindling.app:app_from_environment",
+        factory=True,
+        host=host,
+        port=port,
+        workers=workers,
+        log_level=settings.log_level.lower(),
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,103 @@
+"""Settings, read once from the environment (12-factor)."""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from collections.abc import Mapping
+
+ENVIRONMENTS = ("development", "test", "staging", "production")
+LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
+DEFAULT_DATABASE_URL = "sqlite:///kindling.db"
+DEFAULT_AI_PROVIDER_BASE_URL = "https://api.openai.com/v1"
+DEFAULT_AI_PROVIDER_MODEL = "gpt-4o-mini"
+
+
+class ConfigError(ValueError):
+    """A configuration value is missing or malformed; the message is one line."""
+
+
+@dataclasses.dataclass(frozen=True)
+class Settings:
+    """Everything Kindling can be configured with."""
+
+    database_url: str = DEFAULT_DATABASE_URL
+    redis_url: str | None = None
+    secret_key: str | None = None
+    environment: str = "development"
+    strict_health_check: bool = False
+    debug_health_check: bool = False
+    ai_provider_api_key: str | None = None
+    ai_provider_base_url: str = DEFAULT_AI_PROVIDER_BASE_URL
+    ai_provider_model: str = DEFAULT_AI_PROVIDER_MODEL
+    payment_webhook_secret: str | None = None
+    auth_webhook_secret: str | None = None
+    rate_limit_multiplier: float = 1.0
+    log_level: str = "INFO"
+
+    @property
+    def embedded(self) -> bool:
+        """True when running on SQLite with in-process cache and limiter."""
+        return self.database_url.startswith("sqlite")
+
+    @property
+    def production(self) -> bool:
+        return self.environment == "production"
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:
+        """Build settings from environment variables, failing with one clear line."""
+        env = os.environ if environ is None else environ
+
+        def text(name: str, default: str | None = None) -> str | None:
+            value = env.get(name, "").strip()
+            return value or default
+
+        database_url = text("DATABASE_URL", DEFAULT_DATABASE_URL)
+        if not database_url.startswith(("sqlite", "postgresql")):
+            raise ConfigError(
+                f"DATABASE_URL must be a sqlite:// or postgresql+psycopg2:// URL, got {database_url.split(':', 1)[0]}://…"
+            )
+        redis_url = text("REDIS_URL")
+        if redis_url and not redis_url.startswith(("redis://", "rediss://", "unix://")):
+            raise ConfigError("REDIS_URL must start with redis://, rediss:// or unix://")
+        environment = text("ENVIRONMENT", "development")
+        if environment not in ENVIRONMENTS:
+            raise ConfigError(f"ENVIRONMENT must be one of {', '.join(ENVIRONMENTS)}, got {environment!r}")
+        log_level = text("LOG_LEVEL", "INFO").upper()
+        if log_level not in LOG_LEVELS:
+            raise ConfigError(f"LOG_LEVEL must be one of {', '.join(LOG_LEVELS)}, got {log_level!r}")
+        multiplier_text = text("RATE_LIMIT_MULTIPLIER", "1")
+        try:
+            multiplier = float(multiplier_text)
+        except ValueError:
+            multiplier = 0.0
+        if not 0 < multiplier <= 1_000_000:
+            raise ConfigError(f"RATE_LIMIT_MULTIPLIER must be a positive number, got {multiplier_text!r}")
+        secret_key = text("SECRET_KEY")
+        if environment == "production" and (secret_key is None or len(secret_key) < 32):
+            raise ConfigError("SECRET_KEY of at least 32 characters is required when ENVIRONMENT=production")
+        return cls(
+            database_url=database_url,
+            redis_url=redis_url,
+            secret_key=secret_key,
+            environment=environment,
+            strict_health_check=_flag(env, "STRICT_HEALTH_CHECK"),
+            debug_health_check=_flag(env, "DEBUG_HEALTH_CHECK"),
+            ai_provider_api_key=text("AI_PROVIDER_API_KEY"),
+            ai_provider_base_url=text("AI_PROVIDER_BASE_URL", DEFAULT_AI_PROVIDER_BASE_URL).rstrip("/"),
+            ai_provider_model=text("AI_PROVIDER_MODEL", DEFAULT_AI_PROVIDER_MODEL),
+            payment_webhook_secret=text("PAYMENT_WEBHOOK_SECRET"),
+            auth_webhook_secret=text("AUTH_WEBHOOK_SECRET"),
+            rate_limit_multiplier=multiplier,
+            log_level=log_level,
+        )
+
+
+def _flag(env: Mapping[str, str], name: str) -> bool:
+    value = env.get(name, "").strip().lower()
+    if value in ("", "0", "false", "no", "off"):
+        return False
+    if value in ("1", "true", "yes", "on"):
+        return True
+    raise ConfigError(f"{name} must be true or false, got {value!r}")

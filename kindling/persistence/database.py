@@ -1,0 +1,62 @@
+"""Engine, sessions and migrations for SQLite (embedded) and PostgreSQL."""
+
+from __future__ import annotations
+
+import pathlib
+
+from alembic import command
+from alembic.config import Config
+from sqlalchemy import Engine, create_engine, event
+from sqlalchemy.orm import Session, sessionmaker
+
+MIGRATIONS = pathlib.Path(__file__).with_name("migrations")
+
+
+def make_engine(url: str) -> Engine:
+    """An engine tuned for the dialect the URL names."""
+    if url.startswith("sqlite"):
+        engine = create_engine(url, connect_args={"check_same_thread": False, "timeout": 30})
+        _sqlite_transactions(engine)
+        return engine
+    # FlaskApp serves from a pool of 10 threads, so keep at least that many connections.
+    return create_engine(
+        url,
+        pool_size=10,
+        max_overflow=5,
+        pool_pre_ping=True,
+        pool_timeout=5,
+        connect_args={"connect_timeout": 5},
+    )
+
+
+def _sqlite_transactions(engine: Engine) -> None:
+    # pysqlite's own transaction handling breaks SAVEPOINTs; let SQLAlchemy emit BEGIN
+    # (the documented recipe), and use WAL so readers never wait for a writer.
+    @event.listens_for(engine, "connect")
+    def connect(dbapi_connection, _record):
+        dbapi_connection.isolation_level = None
+        cursor = dbapi_connection.cursor()
+        cursor.execute("PRAGMA foreign_keys=ON")
+        cursor.execute("PRAGMA journal_mode=WAL")
+        cursor.close()
+
+    @event.listens_for(engine, "begin")
+    def begin(connection):
+        connection.exec_driver_sql("BEGIN")
+
+
+def make_session_factory(engine: Engine) -> sessionmaker[Session]:
+    return sessionmaker(bind=engine, expire_on_commit=False)
+
+
+def alembic_config(url: str) -> Config:
+    config = Config()
+    config.set_main_option("script_location", str(MIGRATIONS))
+    config.set_main_option("file_template", "%%(year)d_%%(month).2d_%%(day).2d_%%(rev)s_%%(slug)s")
+    config.set_main_option("sqlalchemy.url", url.replace("%", "%%"))
+    return config
+
+
+def upgrade(url: str, revision: str = "heads") -> None:
+    """Bring the database at `url` to the newest schema."""
+    command.upgrade(alembic_config(url), revision)

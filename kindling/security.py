@@ -1,0 +1,77 @@
+"""Session credentials: the cookie or bearer token on a request, resolved to a Principal."""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import http.cookies
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session as DbSession, sessionmaker
+
+from kindling.access import Principal
+from kindling.persistence.accounts import Session, User
+from kindling.persistence.base import utcnow
+
+COOKIE_NAME = "kindling.session_token"
+SESSION_LIFETIME = dt.timedelta(days=7)
+# A session is pushed forward at most once a day, so most requests never write.
+SESSION_RENEWAL = dt.timedelta(days=1)
+PRINCIPAL_KEY = "kindling.principal"
+
+
+def hash_token(token: str) -> str:
+    return hashlib.sha256(token.encode()).hexdigest()
+
+
+def token_from_headers(headers) -> str | None:
+    """The session token from `Authorization: Bearer …`, else from the session cookie."""
+    authorization = headers.get("authorization", "")
+    scheme, _, value = authorization.partition(" ")
+    if scheme.lower() == "bearer" and value.strip():
+        return value.strip()
+    cookie_header = headers.get("cookie")
+    if cookie_header:
+        cookies = http.cookies.SimpleCookie()
+        try:
+            cookies.load(cookie_header)
+        except http.cookies.CookieError:
+            return None
+        if COOKIE_NAME in cookies and cookies[COOKIE_NAME].value:
+            return cookies[COOKIE_NAME].value
+    return None
+
+
+def authenticate(session_factory: sessionmaker[DbSession], token: str | None) -> Principal | None:
+    """The principal of a live session for `token`, renewing the session when due."""
+    if not token or len(token) > 512:
+        return None
+    now = utcnow()
+    with session_factory() as db:
+        row = db.execute(
+            select(Session, User)
+            .join(User, User.id == Session.user_id)
+            .where(Session.token_hash == hash_token(token))
+        ).first()
+        if row is None:
+            return None
+        session, user = row
+        if session.revoked_at is not None or session.expires_at <= now or not user.active:
+            return None
+        if session.expires_at - SESSION_LIFETIME + SESSION_RENEWAL <= now:
+            session.expires_at = now + SESSION_LIFETIME
+            db.commit()
+        return Principal(
+            user_id=user.id,
+            account_type=user.account_type,
+            organization_id=user.organization_id,
+            role=user.role,
+            session_id=session.id,
+        )
+
+
+async def session_info(_token: str, request) -> dict | None:
+    """Connexion security function for both schemes: the rate-limit middleware already
+    resolved the request's credential, so this only reads its result."""
+    principal = request.scope.get("state", {}).get(PRINCIPAL_KEY)
+    return principal.as_token_info() if principal else None

@@ -1,0 +1,1 @@
+"""Business rules as plain functions: each takes the database session as `db`."""

@@ -1,0 +1,73 @@
+"""Fixtures: one app per test session, each test inside a rolled-back transaction.
+
+The backend comes from the environment: TEST_DATABASE_URL (default: a temporary
+SQLite file) and TEST_REDIS_URL (default: none, so the in-process cache and limiter).
+"""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from kindling.app import create_app
+from kindling.config import Settings
+from kindling.persistence.database import upgrade
+from tests import factories
+
+pytest_plugins = ["tests.live"]
+
+
+@pytest.fixture(scope="session")
+def settings(tmp_path_factory) -> Settings:
+    url = os.environ.get("TEST_DATABASE_URL") or f"sqlite:///{tmp_path_factory.mktemp('db') / 'kindling.db'}"
+    return Settings(
+        database_url=url,
+        redis_url=os.environ.get("TEST_REDIS_URL") or None,
+        environment="test",
+    )
+
+
+@pytest.fixture(scope="session")
+def app(settings):
+    upgrade(settings.database_url)
+    return create_app(settings)
+
+
+@pytest.fixture(scope="session")
+def runtime(app):
+    return app.app.extensions["kindling"]
+
+
+@pytest.fixture(autouse=True)
+def db(request, runtime):
+    """A session on a connection whose outer transaction every test rolls back.
+
+    Tests marked `live` talk to separate server processes and skip it.
+    """
+    runtime.cache.clear()
+    runtime.limiter.reset()
+    if request.node.get_closest_marker("live"):
+        yield None
+        return
+    connection = runtime.engine.connect()
+    outer = connection.begin()
+    runtime.session_factory.configure(bind=connection, join_transaction_mode="create_savepoint")
+    session = runtime.session_factory()
+    yield session
+    session.close()
+    runtime.session_factory.configure(bind=runtime.engine, join_transaction_mode="conservative_savepoint")
+    outer.rollback()
+    connection.close()
+
+
+@pytest.fixture
+def client(app):
+    with app.test_client() as test_client:
+        yield test_client
+
+
+@pytest.fixture
+def make(db):
+    """Factories bound to the test's database session."""
+    return factories.Factories(db)

@@ -1,0 +1,71 @@
+"""Real `kindling serve` processes for tests that need a server over a socket."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+
+import pytest
+import requests
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+class LiveServer:
+    def __init__(self, env: dict[str, str], workers: int = 1) -> None:
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "kindling.cli", "serve", "--port", str(self.port), "--workers", str(workers)],
+            env={**os.environ, "LOG_LEVEL": "WARNING", **env},
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+
+    def wait_ready(self, timeout: float = 30) -> None:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise RuntimeError(f"server exited: {self.process.stderr.read()}")
+            try:
+                requests.get(self.url + "/api/health", timeout=1)
+                return
+            except requests.ConnectionError:
+                time.sleep(0.1)
+        raise RuntimeError("server did not start in time")
+
+    def stop(self) -> None:
+        self.process.terminate()
+        try:
+            self.process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+        self.process.stderr.close()
+
+
+@pytest.fixture
+def live_server(settings):
+    """Start servers on the test backends: `live_server(**env)` returns a running LiveServer."""
+    servers: list[LiveServer] = []
+
+    def start(workers: int = 1, **env: str) -> LiveServer:
+        base = {"DATABASE_URL": settings.database_url, "ENVIRONMENT": "test"}
+        if settings.redis_url:
+            base["REDIS_URL"] = settings.redis_url
+        server = LiveServer({**base, **env}, workers=workers)
+        servers.append(server)
+        server.wait_ready()
+        return server
+
+    yield start
+    for server in servers:
+        server.stop()
