@@ -64,7 +64,7 @@ class _Shades(NamedTuple):
 _LIGHT = _Shades(
     background=0.985, surface=0.995, muted=0.955, muted_text=0.5, subtle=0.94,
     border=0.91, input=0.91, ring=0.7, sidebar=0.97, brand=(0.0, 0.8),
-    destructive=(0.577, 0.245, 27.325), charts=(0.62, 0.53, 0.44, 0.8, 0.71),
+    destructive=(0.577, 0.245, 27.325), charts=(0.62, 0.6, 0.58, 0.56, 0.54),
 )
 _DARK = _Shades(
     background=0.16, surface=0.21, muted=0.27, muted_text=0.71, subtle=0.3,

@@ -81,7 +81,7 @@ def test_out_of_gamut_values_are_reported_and_mapped():
     assert changed_tokens(theme, result["repaired"]) == {("dark", "chart-2")}
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=200, deadline=None)
 @given(themes)
 def test_repair_of_any_valid_theme_passes_and_stays_in_gamut(theme):
     result = check_theme(theme)
@@ -92,7 +92,7 @@ def test_repair_of_any_valid_theme_passes_and_stays_in_gamut(theme):
     }
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=200, deadline=None)
 @given(hex_colours, st.data())
 def test_repair_of_in_gamut_themes_changes_exactly_the_failing_foregrounds(primary, data):
     theme = generate_theme(primary)

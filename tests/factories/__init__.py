@@ -1,4 +1,4 @@
-"""Test data, created through the same services the API uses."""
+"""Test data, created through the same services the API uses; one module per domain."""
 
 from __future__ import annotations
 
