@@ -140,6 +140,11 @@ def _is_connect_error(exc: DBAPIError) -> bool:
     return name in ("OperationalError", "InterfaceError") and "locked" not in str(exc.orig)
 
 
+def undecodable(_request: ConnexionRequest, _exc: UnicodeDecodeError) -> ConnexionResponse:
+    """A body that is not UTF-8 is bad input, whichever layer tried to decode it."""
+    return error_response(400, envelope("The request body is not valid UTF-8", code="validation_error"))
+
+
 def unhandled(_request: ConnexionRequest, exc: Exception) -> ConnexionResponse:
     log.error("unhandled error", exc_info=exc)
     return error_response(500, envelope("Internal server error", code="internal_error"))
@@ -152,4 +157,5 @@ def register(app) -> None:
     app.add_error_handler(HTTPException, http_exception)
     app.add_error_handler(DBAPIError, database_unavailable)
     app.add_error_handler(PoolTimeout, database_unavailable)
+    app.add_error_handler(UnicodeDecodeError, undecodable)
     app.add_error_handler(Exception, unhandled)

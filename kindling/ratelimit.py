@@ -39,7 +39,7 @@ class Decision:
     allowed: bool
     limit: int
     remaining: int
-    reset: int  # Unix seconds
+    reset: float  # Unix time at which the window has room again
 
     @property
     def retry_after(self) -> int:
@@ -49,7 +49,7 @@ class Decision:
         return [
             (b"x-ratelimit-limit", str(self.limit).encode()),
             (b"x-ratelimit-remaining", str(self.remaining).encode()),
-            (b"x-ratelimit-reset", str(self.reset).encode()),
+            (b"x-ratelimit-reset", str(math.ceil(self.reset)).encode()),
         ]
 
 
@@ -90,7 +90,7 @@ class RateLimiter:
         def check(limiter: MovingWindowRateLimiter) -> Decision:
             allowed = limiter.hit(item, rule, key) if count else limiter.test(item, rule, key)
             reset, remaining = limiter.get_window_stats(item, rule, key)
-            return Decision(allowed, item.amount, max(0, remaining), math.ceil(reset))
+            return Decision(allowed, item.amount, max(0, remaining), reset)
 
         return self._call(check)
 

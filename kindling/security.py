@@ -25,21 +25,29 @@ def hash_token(token: str) -> str:
 
 
 def token_from_headers(headers) -> str | None:
-    """The session token from `Authorization: Bearer …`, else from the session cookie."""
-    authorization = headers.get("authorization", "")
-    scheme, _, value = authorization.partition(" ")
-    if scheme.lower() == "bearer" and value.strip():
-        return value.strip()
-    cookie_header = headers.get("cookie")
-    if cookie_header:
-        cookies = http.cookies.SimpleCookie()
-        try:
-            cookies.load(cookie_header)
-        except http.cookies.CookieError:
-            return None
-        if COOKIE_NAME in cookies and cookies[COOKIE_NAME].value:
-            return cookies[COOKIE_NAME].value
-    return None
+    """The session token of `Authorization: Bearer …` or of the session cookie.
+
+    A request carrying both must carry the same token twice: otherwise one of them
+    is stale or forged, and the request is not authenticated at all.
+    """
+    scheme, _, value = headers.get("authorization", "").partition(" ")
+    bearer = value.strip() if scheme.lower() == "bearer" else None
+    cookie = _cookie_token(headers.get("cookie"))
+    if bearer is not None and cookie is not None and bearer != cookie:
+        return None
+    return bearer or cookie or None
+
+
+def _cookie_token(cookie_header: str | None) -> str | None:
+    if not cookie_header:
+        return None
+    cookies = http.cookies.SimpleCookie()
+    try:
+        cookies.load(cookie_header)
+    except http.cookies.CookieError:
+        return None
+    morsel = cookies.get(COOKIE_NAME)
+    return morsel.value if morsel is not None else None
 
 
 def authenticate(session_factory: sessionmaker[DbSession], token: str | None) -> Principal | None:

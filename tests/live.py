@@ -10,6 +10,7 @@ import time
 
 import pytest
 import requests
+from sqlalchemy import create_engine, make_url, text
 
 
 def free_port() -> int:
@@ -50,6 +51,24 @@ class LiveServer:
             self.process.kill()
             self.process.wait()
         self.process.stderr.close()
+
+
+@pytest.fixture
+def fresh_database_url(settings, tmp_path):
+    """A database of its own, for servers whose writes must not reach other tests."""
+    if settings.embedded:
+        yield f"sqlite:///{tmp_path / 'live.db'}"
+        return
+    url = make_url(settings.database_url)
+    name = f"{url.database}_live"
+    admin = create_engine(url.set(database="postgres"), isolation_level="AUTOCOMMIT")
+    with admin.connect() as connection:
+        connection.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+        connection.execute(text(f'CREATE DATABASE "{name}"'))
+    yield url.set(database=name).render_as_string(hide_password=False)
+    with admin.connect() as connection:
+        connection.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+    admin.dispose()
 
 
 @pytest.fixture

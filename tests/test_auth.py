@@ -199,3 +199,12 @@ def test_missing_or_bogus_credentials_are_401_with_envelope(client):
         assert response.status_code == 401, headers
         assert response.headers["content-type"] == "application/json"
         assert response.json()["error"]
+
+
+def test_conflicting_cookie_and_bearer_are_refused(client, make):
+    first, second = make.admin(), make.admin()
+    both_same = {"Authorization": f"Bearer {first.token}", "Cookie": f"{COOKIE_NAME}={first.token}"}
+    assert client.get("/api/auth/session", headers=both_same).status_code == 200
+    for forged in (second.token, "forged", ""):
+        headers = {"Authorization": f"Bearer {first.token}", "Cookie": f"{COOKIE_NAME}={forged}"}
+        assert client.get("/api/auth/session", headers=headers).status_code == 401

@@ -1,0 +1,86 @@
+"""Configuration from the environment, and the `kindling` command."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import subprocess
+import sys
+
+import pytest
+
+from kindling.config import ConfigError, Settings
+
+
+def test_zero_configuration_is_embedded():
+    settings = Settings.from_env({})
+    assert settings.embedded and settings.database_url == "sqlite:///kindling.db"
+    assert settings.redis_url is None and settings.environment == "development"
+    assert settings.rate_limit_multiplier == 1
+
+
+def test_production_configuration():
+    settings = Settings.from_env(
+        {
+            "DATABASE_URL": "postgresql+psycopg2://k@db/k",
+            "REDIS_URL": "redis://cache:6379/0",
+            "ENVIRONMENT": "production",
+            "SECRET_KEY": "x" * 32,
+            "STRICT_HEALTH_CHECK": "true",
+            "RATE_LIMIT_MULTIPLIER": "2.5",
+        }
+    )
+    assert not settings.embedded and settings.production and settings.strict_health_check
+    assert settings.rate_limit_multiplier == 2.5
+
+
+@pytest.mark.parametrize(
+    "env, mentions",
+    [
+        ({"DATABASE_URL": "mysql://x"}, "DATABASE_URL"),
+        ({"REDIS_URL": "http://x"}, "REDIS_URL"),
+        ({"ENVIRONMENT": "prod"}, "ENVIRONMENT"),
+        ({"STRICT_HEALTH_CHECK": "maybe"}, "STRICT_HEALTH_CHECK"),
+        ({"RATE_LIMIT_MULTIPLIER": "lots"}, "RATE_LIMIT_MULTIPLIER"),
+        ({"RATE_LIMIT_MULTIPLIER": "-1"}, "RATE_LIMIT_MULTIPLIER"),
+        ({"LOG_LEVEL": "chatty"}, "LOG_LEVEL"),
+        ({"ENVIRONMENT": "production"}, "SECRET_KEY"),
+    ],
+)
+def test_bad_values_fail_with_one_line(env, mentions):
+    with pytest.raises(ConfigError) as raised:
+        Settings.from_env(env)
+    assert mentions in str(raised.value) and "\n" not in str(raised.value)
+
+
+def run_cli(*args, **env):
+    return subprocess.run(
+        [sys.executable, "-m", "kindling.cli", *args],
+        env={**os.environ, **env},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+
+def test_cli_reports_bad_configuration_in_one_line():
+    result = run_cli("serve", RATE_LIMIT_MULTIPLIER="lots")
+    assert result.returncode == 2
+    assert result.stderr.strip().count("\n") == 0
+    assert "RATE_LIMIT_MULTIPLIER" in result.stderr and "Traceback" not in result.stderr
+
+
+def test_cli_refuses_workers_without_shared_state(tmp_path):
+    result = run_cli("serve", "--workers", "2", DATABASE_URL=f"sqlite:///{tmp_path}/k.db", REDIS_URL="")
+    assert result.returncode == 2
+    assert "REDIS_URL" in result.stderr and result.stderr.strip().count("\n") == 0
+
+
+def test_cli_db_upgrade_creates_the_schema(tmp_path):
+    database = tmp_path / "fresh.db"
+    result = run_cli("db", "upgrade", DATABASE_URL=f"sqlite:///{database}")
+    assert result.returncode == 0, result.stderr
+
+    with sqlite3.connect(database) as connection:
+        tables = {row[0] for row in connection.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+    assert {"users", "organizations", "sessions", "alembic_version"} <= tables

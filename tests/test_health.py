@@ -1,0 +1,106 @@
+"""GET /api/health: healthy, degraded, strict and debug answers, and enforced timeouts."""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+import socket
+import threading
+import time
+
+import pytest
+
+from kindling import __version__
+from kindling.app import create_app
+from tests.live import free_port
+
+
+@pytest.fixture(scope="module")
+def hung_server():
+    """A loopback server that accepts connections and never says a word."""
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(16)
+    held: list[socket.socket] = []
+    stop = threading.Event()
+
+    def accept():
+        listener.settimeout(0.2)
+        while not stop.is_set():
+            try:
+                held.append(listener.accept()[0])
+            except TimeoutError:
+                continue
+
+    thread = threading.Thread(target=accept, daemon=True)
+    thread.start()
+    yield listener.getsockname()[1]
+    stop.set()
+    thread.join()
+    for connection in held:
+        connection.close()
+    listener.close()
+
+
+def health_of(settings, **changes):
+    app = create_app(dataclasses.replace(settings, **changes))
+    with app.test_client() as client:
+        started = time.monotonic()
+        response = client.get("/api/health")
+        return response, time.monotonic() - started
+
+
+def test_healthy(client, settings):
+    response = client.get("/api/health")
+    assert response.status_code == 200
+    body = response.json()
+    assert body["status"] == "ok" and body["service"] == "kindling"
+    assert body["version"] == __version__ and body["environment"] == "test"
+    assert body["checks"] == {"database": {"status": "ok"}, "cache": {"status": "ok"}}
+    assert body["strictMode"] is False and "diagnostics" not in body
+    assert dt.datetime.fromisoformat(body["timestamp"]).tzinfo is not None
+
+
+def test_cache_refusing_connections_degrades(settings, caplog):
+    response, _ = health_of(settings, redis_url=f"redis://127.0.0.1:{free_port()}/0")
+    assert response.status_code == 200
+    body = response.json()
+    assert body["status"] == "degraded"
+    assert body["checks"]["database"] == {"status": "ok"}
+    assert body["checks"]["cache"]["status"] == "error"
+    assert "ConnectionError" in body["checks"]["cache"]["message"]
+    assert any("health check cache failed" in record.getMessage() for record in caplog.records)
+
+
+def test_hung_cache_answers_within_timeout(settings, hung_server):
+    response, elapsed = health_of(settings, redis_url=f"redis://127.0.0.1:{hung_server}/0")
+    assert response.status_code == 200
+    check = response.json()["checks"]["cache"]
+    assert check["status"] == "error" and "3" in check["message"]
+    assert elapsed < 5.5
+
+
+def test_hung_database_answers_within_timeout(settings, hung_server):
+    url = f"postgresql+psycopg2://kindling@127.0.0.1:{hung_server}/kindling"
+    response, elapsed = health_of(settings, database_url=url, strict_health_check=True)
+    assert response.status_code == 503
+    body = response.json()
+    assert body["status"] == "unhealthy"
+    assert set(body) == {"status", "timestamp", "service", "checks"}
+    assert body["checks"]["database"]["status"] == "error"
+    assert "no answer within 5 s" in body["checks"]["database"]["message"]
+    assert elapsed < 6.5
+
+
+def test_strict_mode_when_healthy_is_200(settings):
+    response, _ = health_of(settings, strict_health_check=True)
+    assert response.status_code == 200 and response.json()["strictMode"] is True
+
+
+def test_debug_diagnostics_carry_no_secret(settings):
+    response, _ = health_of(settings, debug_health_check=True, secret_key="s3cret-" * 6)
+    diagnostics = response.json()["diagnostics"]
+    assert diagnostics["databaseDialect"] in ("sqlite", "postgresql")
+    assert diagnostics["cacheBackend"] == ("redis" if settings.redis_url else "memory")
+    assert set(diagnostics["latencyMs"]) == {"database", "cache"}
+    assert "s3cret" not in response.text and "postgres@" not in response.text
