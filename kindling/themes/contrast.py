@@ -21,11 +21,9 @@ def readable_foreground(background: str, foreground: str) -> str:
     # Moving further the way the foreground already lies is the smaller change;
     # black or white always reaches 4.5:1 (one of them reaches sqrt(21) at least).
     lighter = color_of(foreground).luminance() >= color_of(background).luminance()
-    for target in (1.0, 0.0) if lighter else (0.0, 1.0):
-        best = fit_value(target, c, h)
-        if contrast(background, best) >= MIN_CONTRAST:
-            break
-    failing, passing = l, target
+    ends = (1.0, 0.0) if lighter else (0.0, 1.0)
+    passing = next(end for end in ends if contrast(background, fit_value(end, c, h)) >= MIN_CONTRAST)
+    failing, best = l, fit_value(passing, c, h)
     while abs(passing - failing) > _LIGHTNESS_STEP:
         middle = (failing + passing) / 2
         candidate = fit_value(middle, c, h)

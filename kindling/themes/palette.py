@@ -59,12 +59,12 @@ class _Shades(NamedTuple):
     charts: tuple[float, float, float, float, float]
 
 
-# Chart lightnesses are 0.09 apart, so any two charts differ by at least that in
-# Oklab whatever their hues: distinguishability does not rest on the gamut.
+# Chart lightnesses are 0.09 apart, so any two charts are further apart in Oklab
+# than CHART_MIN_DELTA_E whatever their hues and however the gamut cuts chroma.
 _LIGHT = _Shades(
     background=0.985, surface=0.995, muted=0.955, muted_text=0.5, subtle=0.94,
     border=0.91, input=0.91, ring=0.7, sidebar=0.97, brand=(0.0, 0.8),
-    destructive=(0.577, 0.245, 27.325), charts=(0.62, 0.6, 0.58, 0.56, 0.54),
+    destructive=(0.577, 0.245, 27.325), charts=(0.62, 0.53, 0.44, 0.8, 0.71),
 )
 _DARK = _Shades(
     background=0.16, surface=0.21, muted=0.27, muted_text=0.71, subtle=0.3,
@@ -104,14 +104,16 @@ def generate_theme(
     """Return all 31 tokens for light and dark mode, in sRGB and at 4.5:1 for every pair."""
     palette = _palette(
         hex_to_lch(primary),
-        hex_to_lch(secondary) if secondary else None,
-        hex_to_lch(accent) if accent else None,
+        hex_to_lch(secondary) if secondary is not None else None,
+        hex_to_lch(accent) if accent is not None else None,
         intent if isinstance(intent, Mapping) else {},
     )
     return {"light": _mode(palette, _LIGHT), "dark": _mode(palette, _DARK)}
 
 
-def _palette(primary: _Lch, secondary: _Lch | None, accent: _Lch | None, intent: Mapping[str, object]) -> _Palette:
+def _palette(
+    primary: _Lch, secondary: _Lch | None, accent: _Lch | None, intent: Mapping[str, object]
+) -> _Palette:
     mood = intent.get("mood")
     style = _MOOD_STYLES.get(mood.lower(), _DEFAULT_STYLE) if isinstance(mood, str) else _DEFAULT_STYLE
     chroma_scale = _number(intent, "chromaScale", 0.5, 1.5, style.chroma_scale)
@@ -132,9 +134,13 @@ def _palette(primary: _Lch, secondary: _Lch | None, accent: _Lch | None, intent:
 
 def _number(intent: Mapping[str, object], key: str, low: float, high: float, default: float) -> float:
     value = intent.get(key)
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
         return default
-    return min(max(float(value), low), high)
+    try:
+        number = float(value)
+    except OverflowError:
+        return default
+    return min(max(number, low), high) if math.isfinite(number) else default
 
 
 def _chart_hues(lead: float, brand_hues: list[float], step: float) -> tuple[float, ...]:

@@ -12,6 +12,7 @@ _junk = st.one_of(
     st.none(),
     st.booleans(),
     st.integers(),
+    st.integers(min_value=10**300),
     st.floats(),
     st.text(max_size=10),
     st.lists(st.integers(), max_size=3),
@@ -21,7 +22,9 @@ _junk = st.one_of(
 intents = st.one_of(
     st.none(),
     st.dictionaries(
-        st.one_of(st.sampled_from(["mood", "chromaScale", "neutralHue", "neutralTint"]), st.text(max_size=12)),
+        st.one_of(
+            st.sampled_from(["mood", "chromaScale", "neutralHue", "neutralTint"]), st.text(max_size=12)
+        ),
         st.one_of(_junk, st.sampled_from(MOODS), st.floats(0.5, 1.5), st.floats(0, 360), st.floats(0, 1)),
         max_size=6,
     ),

@@ -1,5 +1,7 @@
 import copy
 
+import pytest
+
 from coloraide import Color
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -48,7 +50,10 @@ def test_a_failing_pair_is_reported_and_only_its_foreground_repaired():
     ]
     assert result["outOfGamut"] == []
     assert_repaired(result["repaired"])
-    assert changed_tokens(theme, result["repaired"]) == {("light", "primary-foreground"), ("dark", "muted-foreground")}
+    assert changed_tokens(theme, result["repaired"]) == {
+        ("light", "primary-foreground"),
+        ("dark", "muted-foreground"),
+    }
     # Hue kept, and only as far from the background as 4.5:1 needs.
     old_l, _, old_h = parse_value(theme["light"]["primary-foreground"])
     new_l, new_c, new_h = parse_value(result["repaired"]["light"]["primary-foreground"])
@@ -81,7 +86,7 @@ def test_out_of_gamut_values_are_reported_and_mapped():
     assert changed_tokens(theme, result["repaired"]) == {("dark", "chart-2")}
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(themes)
 def test_repair_of_any_valid_theme_passes_and_stays_in_gamut(theme):
     result = check_theme(theme)
@@ -92,7 +97,7 @@ def test_repair_of_any_valid_theme_passes_and_stays_in_gamut(theme):
     }
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(hex_colours, st.data())
 def test_repair_of_in_gamut_themes_changes_exactly_the_failing_foregrounds(primary, data):
     theme = generate_theme(primary)
@@ -110,3 +115,25 @@ def test_repair_of_in_gamut_themes_changes_exactly_the_failing_foregrounds(prima
     for mode, foreground in failing:
         background = next(bg for bg, fg in CONTRAST_PAIRS if fg == foreground)
         assert contrast(result["repaired"][mode][background], result["repaired"][mode][foreground]) < 4.6
+
+
+@pytest.mark.parametrize(
+    ("background", "foreground", "moves"),
+    [
+        ("0.5325 0.1679 262.29", "0.8 0.05 262", "lighter"),  # white text reaches 4.5:1 on this blue
+        ("0.5325 0.1679 262.29", "0.4 0.05 262", "lighter"),  # black text does not reach it
+        ("0.85 0.05 262", "0.6 0.05 262", "darker"),
+        ("0.72 0 0", "0.8 0.05 30", "darker"),  # nothing lighter reaches 4.5:1 on this grey
+        ("0.3 0.02 100", "0.2 0.02 100", "lighter"),
+        # Both white and black reach 4.5:1 on this grey: the foreground keeps its side.
+        ("0.565 0 0", "0.7 0.05 30", "lighter"),
+        ("0.565 0 0", "0.45 0.05 30", "darker"),
+    ],
+)
+def test_repair_moves_toward_the_nearer_passing_end(background, foreground, moves):
+    theme = generate_theme("#3366cc")
+    theme["light"]["primary"], theme["light"]["primary-foreground"] = background, foreground
+    repaired = check_theme(theme)["repaired"]["light"]["primary-foreground"]
+    old_l, new_l = parse_value(foreground)[0], parse_value(repaired)[0]
+    assert new_l > old_l if moves == "lighter" else new_l < old_l
+    assert MIN_CONTRAST <= contrast(background, repaired) < 4.6

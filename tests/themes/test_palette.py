@@ -99,8 +99,10 @@ def test_charts_use_the_secondary_and_accent_hues():
 
 def test_junk_intent_is_ignored():
     plain = generate_theme("#3366cc")
-    junk = {"mood": "furious", "chromaScale": "lots", "neutralHue": float("nan"), "neutralTint": True, "x": [1]}
+    junk = {"mood": "furious", "chromaScale": "lots", "neutralHue": float("nan"), "neutralTint": True}
     assert generate_theme("#3366cc", intent=junk) == plain
+    huge = {"mood": ["calm"], "chromaScale": 10**400, "neutralHue": float("inf"), "neutralTint": None}
+    assert generate_theme("#3366cc", intent=huge) == plain
     assert generate_theme("#3366cc", intent="make it pop") == plain  # type: ignore[arg-type]
 
 
