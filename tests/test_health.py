@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import re
 import datetime as dt
 import socket
 import threading
@@ -76,7 +77,8 @@ def test_hung_cache_answers_within_timeout(settings, hung_server):
     response, elapsed = health_of(settings, redis_url=f"redis://127.0.0.1:{hung_server}/0")
     assert response.status_code == 200
     check = response.json()["checks"]["cache"]
-    assert check["status"] == "error" and "3" in check["message"]
+    assert check["status"] == "error"
+    assert re.search(r"no answer within 3 s|Timeout", check["message"])
     assert elapsed < 5.5
 
 
@@ -88,7 +90,8 @@ def test_hung_database_answers_within_timeout(settings, hung_server):
     assert body["status"] == "unhealthy"
     assert set(body) == {"status", "timestamp", "service", "checks"}
     assert body["checks"]["database"]["status"] == "error"
-    assert "no answer within 5 s" in body["checks"]["database"]["message"]
+    # Whichever gives up first, the driver's connect timeout or the check's own, says so.
+    assert re.search(r"no answer within 5 s|timeout expired", body["checks"]["database"]["message"])
     assert elapsed < 6.5
 
 
