@@ -5,11 +5,15 @@ from __future__ import annotations
 import base64
 import binascii
 import datetime as dt
+import re
 
 from sqlalchemy import Select, and_, or_
 from sqlalchemy.orm import InstrumentedAttribute, Session as DbSession
 
 from kindling.errors import BadRequest
+
+# Ids are UUIDs; checking keeps text a database would refuse (such as NUL) out of queries.
+_RECORD_ID = re.compile(r"[A-Za-z0-9-]{1,36}")
 
 
 def encode_cursor(created_at: dt.datetime, record_id: str) -> str:
@@ -24,7 +28,7 @@ def decode_cursor(cursor: str) -> tuple[dt.datetime, str]:
         position = dt.datetime.fromisoformat(created_at)
     except (binascii.Error, UnicodeError, ValueError):
         raise BadRequest("The cursor is not valid", code="invalid_cursor") from None
-    if position.tzinfo is None:
+    if position.tzinfo is None or not _RECORD_ID.fullmatch(record_id):
         raise BadRequest("The cursor is not valid", code="invalid_cursor")
     return position, record_id
 

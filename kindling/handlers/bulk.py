@@ -6,13 +6,16 @@ from werkzeug.datastructures import FileStorage
 
 from kindling import access
 from kindling.bodysize import UPLOAD_LIMIT
-from kindling.errors import PayloadTooLarge
+from kindling.errors import BadRequest, PayloadTooLarge
 from kindling.runtime import db
 from kindling.services import bulk
 
 
-def invite_clients(file: FileStorage, token_info: dict):
+def invite_clients(token_info: dict, file: FileStorage | None = None):
     caller = access.consultant(token_info)
+    if file is None:
+        # Connexion's validation accepts a plain form field named `file`; Flask does not see it as a file.
+        raise BadRequest("Send the CSV as a file part named file")
     # Read one byte past the limit: enough to know the file is too large without reading all of it.
     data = file.stream.read(UPLOAD_LIMIT + 1)
     if len(data) > UPLOAD_LIMIT:

@@ -61,6 +61,9 @@ def read_records(data: bytes) -> list[list[str]]:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         raise BadRequest("The file is not UTF-8 text", code="invalid_csv", details={"byte": exc.start}) from None
+    if "\x00" in text:
+        # No CSV text holds NUL; the file is binary (a spreadsheet, UTF-16 text, ...).
+        raise BadRequest("The file is not CSV text: it contains NUL characters", code="invalid_csv")
     reader = csv.reader(io.StringIO(text, newline=""), strict=True)
     try:
         records = list(reader)

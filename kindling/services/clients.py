@@ -81,11 +81,13 @@ def _invite_many(db: DbSession, consultant_id: str, requests: Sequence[tuple[str
     open_invitations = {
         invitation.organization_id: invitation
         for invitation in db.scalars(
-            select(Invitation).where(
+            select(Invitation)
+            .where(
                 Invitation.consultant_id == consultant_id,
                 Invitation.status == PENDING,
                 Invitation.organization_id.in_(ids),
             )
+            .options(*_INVITATION_PARTIES)
         )
     }
     outcomes: list[Invitation | ApiError] = []
