@@ -1,17 +1,23 @@
 """Multipart uploads: Connexion parses them to validate their fields, and Flask parses them
-again for the handler, so the files of Connexion's parse are never read and must be closed."""
+again for the handler; Connexion's parse must answer malformed bodies with 400 and close
+the files it never reads."""
 
 from __future__ import annotations
 
 from connexion.datastructures import MediaTypeDict
 from connexion.validators import VALIDATOR_MAP, MultiPartFormDataValidator
 from starlette.datastructures import FormData
-from starlette.formparsers import MultiPartParser
+from starlette.formparsers import MultiPartException, MultiPartParser
+
+from kindling.errors import BadRequest
 
 
 class _ValidationParser(MultiPartParser):
     async def parse(self) -> FormData:
-        form = await super().parse()
+        try:
+            form = await super().parse()
+        except MultiPartException as exc:
+            raise BadRequest(f"The multipart body is malformed: {exc.message}") from None
         # Validation looks at field names only; left open, each file would leak until collected.
         await form.close()
         return form

@@ -181,6 +181,13 @@ def test_the_request_must_carry_one_file_part_named_file(client, make):
     assert two_files.status_code == 400
     as_form = client.post("/api/bulk/invite", data={"file": HEADER}, headers=consultant.headers)
     assert as_form.status_code == 415
+    malformed = client.post(
+        "/api/bulk/invite",
+        content=b"--b\r\nnot a part header--b--",
+        headers={**consultant.headers, "Content-Type": "multipart/form-data; boundary=b"},
+    )
+    assert malformed.status_code == 400
+    assert malformed.json()["code"] == "validation_error"
     as_json = client.post("/api/bulk/invite", json={"file": "x"}, headers=consultant.headers)
     assert as_json.status_code == 415
     assert as_json.json()["error"]

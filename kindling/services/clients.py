@@ -1,7 +1,7 @@
 """Invitations from consultants to organizations, and the client relationships they start.
 
-Every change of state has its own small function (send, accept, decline, cancel, end),
-the one place where what follows such a change belongs.
+Every change of state has its own small function (_create_invitation, accept, decline,
+cancel, end), the one place where what follows such a change belongs.
 """
 
 from __future__ import annotations
@@ -104,22 +104,28 @@ def _invite_many(db: DbSession, consultant_id: str, requests: Sequence[tuple[str
             if previous is not None:
                 # Frees the pair for the new invitation (one pending invitation per pair).
                 previous.status = EXPIRED
-            invitation = Invitation(
-                consultant=consultant,
-                organization=organization,
-                message=(message or "").strip() or None,
-                created_at=now,
-                expires_at=now + INVITATION_LIFETIME,
-            )
-            db.add(invitation)
-            outcomes.append(invitation)
+            outcomes.append(_create_invitation(db, consultant, organization, message, now))
     db.flush()
     return outcomes
 
 
+def _create_invitation(
+    db: DbSession, consultant: User, organization: Organization, message: str | None, now: dt.datetime
+) -> Invitation:
+    invitation = Invitation(
+        consultant=consultant,
+        organization=organization,
+        message=(message or "").strip() or None,
+        created_at=now,
+        expires_at=now + INVITATION_LIFETIME,
+    )
+    db.add(invitation)
+    return invitation
+
+
 def accept_invitation(db: DbSession, *, organization_id: str, invitation_id: str) -> ClientRelationship:
     """The invited organization accepts: the consultant's client relationship starts."""
-    invitation = _open_invitation(db, invitation_id, Invitation.organization_id == organization_id)
+    invitation = _answerable_invitation(db, invitation_id, Invitation.organization_id == organization_id)
     now = utcnow()
     invitation.status, invitation.responded_at = ACCEPTED, now
     relationship = ClientRelationship(
@@ -135,7 +141,7 @@ def accept_invitation(db: DbSession, *, organization_id: str, invitation_id: str
 
 def decline_invitation(db: DbSession, *, organization_id: str, invitation_id: str) -> Invitation:
     """The invited organization declines."""
-    invitation = _open_invitation(db, invitation_id, Invitation.organization_id == organization_id)
+    invitation = _answerable_invitation(db, invitation_id, Invitation.organization_id == organization_id)
     invitation.status, invitation.responded_at = DECLINED, utcnow()
     db.flush()
     return invitation
@@ -143,13 +149,13 @@ def decline_invitation(db: DbSession, *, organization_id: str, invitation_id: st
 
 def cancel_invitation(db: DbSession, *, consultant_id: str, invitation_id: str) -> Invitation:
     """The consultant withdraws an invitation that is still open."""
-    invitation = _open_invitation(db, invitation_id, Invitation.consultant_id == consultant_id)
+    invitation = _answerable_invitation(db, invitation_id, Invitation.consultant_id == consultant_id)
     invitation.status, invitation.responded_at = CANCELLED, utcnow()
     db.flush()
     return invitation
 
 
-def _open_invitation(db: DbSession, invitation_id: str, visible) -> Invitation:
+def _answerable_invitation(db: DbSession, invitation_id: str, visible) -> Invitation:
     """The invitation, locked, if the caller may see it and it can still be answered."""
     invitation = db.scalar(
         select(Invitation)
