@@ -20,8 +20,9 @@ def upload(client, account, content: str | bytes, *, field: str = "file"):
     return client.post("/api/bulk/invite", files={field: ("clients.csv", data, "text/csv")}, headers=account.headers)
 
 
-def invitations(db):
-    return db.scalar(select(func.count()).select_from(Invitation))
+def invitations(db, consultant):
+    """The consultant's invitations (the database may hold others)."""
+    return db.scalar(select(func.count()).select_from(Invitation).where(Invitation.consultant_id == consultant.user.id))
 
 
 def test_each_row_is_handled_on_its_own_in_row_order(client, make, db):
@@ -29,7 +30,7 @@ def test_each_row_is_handled_on_its_own_in_row_order(client, make, db):
     new, current, pending = make.admin(), make.admin(), make.admin()
     factories.client(db, consultant, current)
     open_invitation = factories.invitation(db, consultant, pending)
-    before = invitations(db)
+    before = invitations(db, consultant)
     rows = [
         f"{new.organization_id},Hello there",
         "no-such-organization,",
@@ -62,7 +63,7 @@ def test_each_row_is_handled_on_its_own_in_row_order(client, make, db):
     assert set(results[1]) == {"row", "organizationId", "status", "error", "code"}
     assert all(r["error"] for r in results if r["status"] == "failed")
     assert results[4]["invitationId"] == open_invitation.id  # idempotent, like send
-    assert invitations(db) == before + 1
+    assert invitations(db, consultant) == before + 1
     created = db.get(Invitation, results[0]["invitationId"])
     assert (created.organization_id, created.consultant_id, created.message, created.status) == (
         new.organization_id, consultant.user.id, "Hello there", "pending",
@@ -122,7 +123,7 @@ def test_unusable_files_are_refused_whole(client, make, db, content, code):
     assert response.status_code == 400
     assert response.headers["content-type"] == "application/json"
     assert response.json()["code"] == code
-    assert invitations(db) == 0
+    assert invitations(db, consultant) == 0
 
 
 def test_at_most_500_rows(client, make, db):
@@ -163,7 +164,7 @@ def test_a_file_over_one_megabyte_is_413(client, make, db):
     far_over = upload(client, consultant, HEADER.encode() + b"x,y\n" * (600 * 1024))
     assert far_over.status_code == 413
     assert far_over.json()["code"] == "payload_too_large"
-    assert invitations(db) == 0
+    assert invitations(db, consultant) == 0
 
 
 def test_the_request_must_carry_one_file_part_named_file(client, make):
@@ -203,7 +204,7 @@ def test_a_failure_leaves_no_row_behind(client, make, db, monkeypatch):
     response = upload(client, consultant, HEADER + f"{first.organization_id},\n{second.organization_id},\n")
     assert response.status_code == 500
     assert response.json() == {"error": "Internal server error", "code": "internal_error"}
-    assert invitations(db) == 0
+    assert invitations(db, consultant) == 0
 
 
 def test_bulk_operations_are_limited_to_ten_a_minute(client, make):

@@ -99,7 +99,11 @@ def test_an_ended_relationship_can_start_again(client, make, db):
     second = accepted.json()["data"]
     assert second["status"] == "active" and second["id"] != first.id
     db.expire_all()  # the requests changed rows this session holds
-    history = db.scalars(select(ClientRelationship).order_by(ClientRelationship.accepted_at)).all()
+    history = db.scalars(
+        select(ClientRelationship)
+        .where(ClientRelationship.consultant_id == consultant.user.id)
+        .order_by(ClientRelationship.accepted_at)
+    ).all()
     assert [(r.id, r.status) for r in history] == [(first.id, "ended"), (second["id"], "active")]
     assert client.post(
         "/api/invitations/send", json={"organizationId": admin.organization_id}, headers=consultant.headers
