@@ -206,43 +206,21 @@ def _has_status(status: str, now: dt.datetime):
 
 def list_clients(db: DbSession, *, consultant_id: str) -> list[ClientRelationship]:
     """The consultant's active client relationships, by organization name."""
-    return list(
-        db.scalars(
-            select(ClientRelationship)
-            .join(ClientRelationship.organization)
-            .where(ClientRelationship.consultant_id == consultant_id, ClientRelationship.status == ACTIVE)
-            .options(contains_eager(ClientRelationship.organization), joinedload(ClientRelationship.consultant, innerjoin=True))
-            .order_by(func.lower(Organization.name), Organization.id)
-        )
-    )
+    query = _active_relationships().where(ClientRelationship.consultant_id == consultant_id)
+    return list(db.scalars(query.order_by(func.lower(Organization.name), Organization.id)))
 
 
 def list_consultants(db: DbSession, *, organization_id: str) -> list[ClientRelationship]:
     """The organization's active relationships with consultants, by consultant name."""
-    return list(
-        db.scalars(
-            select(ClientRelationship)
-            .join(ClientRelationship.consultant)
-            .where(ClientRelationship.organization_id == organization_id, ClientRelationship.status == ACTIVE)
-            .options(contains_eager(ClientRelationship.consultant), joinedload(ClientRelationship.organization, innerjoin=True))
-            .order_by(func.lower(User.name), User.id)
-        )
-    )
+    query = _active_relationships().where(ClientRelationship.organization_id == organization_id)
+    return list(db.scalars(query.order_by(func.lower(User.name), User.id)))
 
 
 def end_relationship(db: DbSession, *, consultant_id: str, organization_id: str) -> ClientRelationship:
     """End the active relationship between a consultant and an organization (either side may)."""
     relationship = db.scalar(
-        select(ClientRelationship)
-        .where(
-            ClientRelationship.consultant_id == consultant_id,
-            ClientRelationship.organization_id == organization_id,
-            ClientRelationship.status == ACTIVE,
-        )
-        .options(
-            joinedload(ClientRelationship.organization, innerjoin=True),
-            joinedload(ClientRelationship.consultant, innerjoin=True),
-        )
+        _active_relationships()
+        .where(ClientRelationship.consultant_id == consultant_id, ClientRelationship.organization_id == organization_id)
         .with_for_update(of=ClientRelationship)
     )
     if relationship is None:
@@ -250,3 +228,14 @@ def end_relationship(db: DbSession, *, consultant_id: str, organization_id: str)
     relationship.status, relationship.ended_at = ENDED, utcnow()
     db.flush()
     return relationship
+
+
+def _active_relationships():
+    """Active relationships, each with its organization and consultant."""
+    return (
+        select(ClientRelationship)
+        .join(ClientRelationship.organization)
+        .join(ClientRelationship.consultant)
+        .where(ClientRelationship.status == ACTIVE)
+        .options(contains_eager(ClientRelationship.organization), contains_eager(ClientRelationship.consultant))
+    )
