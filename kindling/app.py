@@ -15,6 +15,7 @@ from kindling.config import Settings
 from kindling.persistence.database import make_engine, make_session_factory
 from kindling.ratelimit import RateLimiter, RateLimitMiddleware
 from kindling.runtime import Runtime, install
+from kindling.uploads import VALIDATOR_MAP_OVERRIDES
 
 SPEC = pathlib.Path(__file__).with_name("openapi.yaml")
 
@@ -35,6 +36,7 @@ def create_app(settings: Settings | None = None) -> connexion.FlaskApp:
         SPEC.name,
         strict_validation=True,
         pythonic_params=True,
+        validator_map=VALIDATOR_MAP_OVERRIDES,
         swagger_ui_options=SwaggerUIOptions(spec_path="/api/openapi.json", swagger_ui_path="/api/ui"),
     )
     app.add_middleware(

@@ -1,0 +1,47 @@
+"""Consultants' bulk operations."""
+
+from __future__ import annotations
+
+from werkzeug.datastructures import FileStorage
+
+from kindling import access
+from kindling.bodysize import UPLOAD_LIMIT
+from kindling.errors import BadRequest, PayloadTooLarge
+from kindling.runtime import db
+from kindling.services import bulk
+
+
+def invite_clients(token_info: dict, file: FileStorage | None = None):
+    caller = access.consultant(token_info)
+    if file is None:
+        # Connexion's validation accepts a plain form field named `file`; Flask does not see it as a file.
+        raise BadRequest("Send the CSV as a file part named file")
+    # Read one byte past the limit: enough to know the file is too large without reading all of it.
+    data = file.stream.read(UPLOAD_LIMIT + 1)
+    if len(data) > UPLOAD_LIMIT:
+        raise PayloadTooLarge(f"The file exceeds the limit of {UPLOAD_LIMIT // 1024} KB")
+    results = bulk.invite_from_csv(db(), consultant_id=caller.user_id, data=data)
+    invited = sum(1 for result in results if result.invitation_id is not None)
+    return {
+        "success": True,
+        "invited": invited,
+        "failed": len(results) - invited,
+        "results": [_result_body(result) for result in results],
+    }, 200
+
+
+def _result_body(result: bulk.RowResult) -> dict:
+    if result.invitation_id is not None:
+        return {
+            "row": result.row,
+            "organizationId": result.organization_id,
+            "status": "success",
+            "invitationId": result.invitation_id,
+        }
+    return {
+        "row": result.row,
+        "organizationId": result.organization_id,
+        "status": "failed",
+        "error": result.error,
+        "code": result.code,
+    }
