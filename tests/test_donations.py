@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import base64
+
 from tests.factories import donations as factory
 
 DONATION_FIELDS = {
@@ -108,5 +110,6 @@ def test_list_filters_and_pages(client, make, db):
         if cursor is None:
             break
     assert sorted(seen) == sorted(d.id for d in created) and len(seen) == 5
-    for params in ({"status": "paid"}, {"limit": 0}, {"limit": 201}, {"cursor": "%%%"}):
+    nul_id = base64.urlsafe_b64encode(b"2026-01-01T00:00:00+00:00|\x00").decode()
+    for params in ({"status": "paid"}, {"limit": 0}, {"limit": 201}, {"cursor": "%%%"}, {"cursor": nul_id}):
         assert client.get("/api/donations", params=params, headers=admin.headers).status_code == 400, params

@@ -148,3 +148,11 @@ def test_not_configured_is_unavailable(client, runtime, monkeypatch):
     monkeypatch.setattr(runtime, "settings", dataclasses.replace(runtime.settings, auth_webhook_secret=None))
     response = deliver(client, factory.user_event("user.deleted", "user_any"))
     assert response.status_code == 503 and response.json()["code"] == "webhook_not_configured"
+
+
+def test_nul_characters_are_ignored_not_a_server_error(client, make, db):
+    account = make.member(make.admin())
+    event = factory.user_event("user.updated", "user_\x00", email=account.user.email, first_name="Nul\x00")
+    response = deliver(client, event)
+    assert response.status_code == 200 and response.json()["outcome"] == "ignored"
+    assert reload(db, account).external_id is None

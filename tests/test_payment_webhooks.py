@@ -171,3 +171,11 @@ def test_webhooks_need_no_session_but_ignore_one(client, make, db, donation):
     response = client.post(URL, content=payload, headers={"Content-Type": "application/json", **make.admin().headers})
     assert response.status_code == 400
     assert status_of(db, donation) == "pending"
+
+
+def test_nul_characters_are_ignored_not_a_server_error(client, db, donation):
+    # PostgreSQL text cannot hold NUL; such an event is answered, logged and left alone.
+    event = factory.payment_event("payment_intent.succeeded", donation, metadata={"donationId": donation.id + "\x00"})
+    response = deliver(client, event)
+    assert response.status_code == 200 and response.json()["outcome"] == "ignored"
+    assert status_of(db, donation) == "pending"

@@ -26,7 +26,8 @@ def decode_cursor(cursor: str) -> tuple[dt.datetime, str]:
         timestamp = dt.datetime.fromisoformat(stamp)
     except (binascii.Error, UnicodeDecodeError, ValueError):
         raise BadRequest("The cursor is not valid", code="invalid_cursor") from None
-    if timestamp.tzinfo is None or not record_id:
+    # Ids are never empty and never hold NUL, which PostgreSQL cannot even compare.
+    if timestamp.tzinfo is None or not record_id or "\x00" in record_id:
         raise BadRequest("The cursor is not valid", code="invalid_cursor")
     return timestamp, record_id
 
