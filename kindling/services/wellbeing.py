@@ -149,21 +149,20 @@ def summarize_organization(
         WellbeingResponse.created_at >= start,
         WellbeingResponse.created_at <= end,
     )
-    figures = _figures(db.execute(select(*_figure_columns()).where(*in_window)).one())
+    # Only responses with a comment carry a sentiment worth counting.
+    commented = WellbeingResponse.comment.is_not(None)
+    sentiment_columns = [
+        func.count().filter(commented, WellbeingResponse.sentiment_label == label) for label in SENTIMENT_LABELS
+    ]
+    totals = db.execute(select(*_figure_columns(), *sentiment_columns).where(*in_window)).one()
+    figures = _figures(totals[:5])
     if figures.respondents < MINIMUM_GROUP_SIZE:
         return None
-    sentiment = dict.fromkeys(SENTIMENT_LABELS, 0)
-    # Only responses with a comment carry a sentiment worth counting.
-    for label, count in db.execute(
-        select(WellbeingResponse.sentiment_label, func.count())
-        .where(*in_window, WellbeingResponse.comment.is_not(None))
-        .group_by(WellbeingResponse.sentiment_label)
-    ):
-        sentiment[label] = count
+    sentiment = dict(zip(SENTIMENT_LABELS, totals[5:]))
     week = _week_start(db)
     by_week = {
-        _as_date(row[0]): _figures(row[1:])
-        for row in db.execute(select(week, *_figure_columns()).where(*in_window).group_by(week))
+        _as_date(week_row[0]): _figures(week_row[1:])
+        for week_row in db.execute(select(week, *_figure_columns()).where(*in_window).group_by(week))
     }
     weeks = []
     monday = start.date() - dt.timedelta(days=start.weekday())
