@@ -9,8 +9,6 @@ from sqlalchemy.orm import Mapped, mapped_column
 
 from kindling.persistence.base import Base, new_id, utcnow
 
-STATUSES = ("pending", "succeeded", "failed", "refunded")
-
 
 class Donation(Base):
     __tablename__ = "donations"
