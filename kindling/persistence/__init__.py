@@ -1,7 +1,13 @@
 """SQLAlchemy models and the database wiring; importing it registers every table."""
 
-from kindling.persistence import accounts  # noqa: F401
-from kindling.persistence import clients  # noqa: F401
+from kindling.persistence import (  # noqa: F401
+    accounts,
+    clients,
+    donations,
+    inbound_webhooks,
+    volunteering,
+    wellbeing,
+)
 from kindling.persistence.base import Base
 
 metadata = Base.metadata

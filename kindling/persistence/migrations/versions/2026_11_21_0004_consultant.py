@@ -1,7 +1,7 @@
 """consultant
 
 Revision ID: 0004
-Revises: 0001
+Revises: 0003
 """
 
 from alembic import op
@@ -10,7 +10,7 @@ import kindling.persistence.base
 
 
 revision = '0004'
-down_revision = '0001'
+down_revision = '0003'
 branch_labels = None
 depends_on = None
 

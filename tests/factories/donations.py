@@ -1,0 +1,61 @@
+"""Donations, and payment events signed the way Stripe signs them."""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import itertools
+import json
+import time
+
+from sqlalchemy.orm import Session
+
+from kindling.persistence.donations import Donation
+from kindling.services import donations
+from tests.factories import Account
+from tests.factories.principals import principal
+
+PAYMENT_SECRET = "whsec_test_payments_0123456789abcdef"
+_events = itertools.count(1)
+
+
+def donation(db: Session, account: Account, *, amount: int = 2500, currency: str = "USD") -> Donation:
+    """A pending donation by `account`."""
+    return donations.create_donation(
+        db, caller=principal(account), amount=amount, currency=currency, recipient_name="Shelter Trust"
+    )
+
+
+def payment_event(event_type: str, donation: Donation, *, event_id: str | None = None, **fields) -> dict:
+    """A Stripe event about a payment (or, for charge.* events, a charge) of the donation."""
+    is_charge = event_type.startswith("charge.")
+    payment = {
+        "id": f"ch_{next(_events)}" if is_charge else f"pi_{next(_events)}",
+        "object": "charge" if is_charge else "payment_intent",
+        "amount": donation.amount,
+        "currency": donation.currency.lower(),
+        "metadata": {"donationId": donation.id},
+        **({"refunded": True, "amount_refunded": donation.amount} if event_type == "charge.refunded" else {}),
+        **fields,
+    }
+    return {
+        "id": event_id or f"evt_{next(_events)}",
+        "object": "event",
+        "api_version": "2024-06-20",
+        "created": int(time.time()),
+        "type": event_type,
+        "data": {"object": payment},
+    }
+
+
+def stripe_signature(payload: bytes, *, secret: str = PAYMENT_SECRET, timestamp: int | None = None) -> str:
+    """`Stripe-Signature` as Stripe computes it: HMAC-SHA256 of "{t}.{body}", hex, keyed by the whole secret."""
+    timestamp = int(time.time()) if timestamp is None else timestamp
+    digest = hmac.new(secret.encode(), f"{timestamp}.".encode() + payload, hashlib.sha256).hexdigest()
+    return f"t={timestamp},v1={digest}"
+
+
+def signed(event: dict, **signature) -> tuple[bytes, dict]:
+    """The body and headers of a Stripe delivery of `event`."""
+    payload = json.dumps(event, indent=2).encode()
+    return payload, {"Stripe-Signature": stripe_signature(payload, **signature), "Content-Type": "application/json"}
