@@ -9,7 +9,7 @@ from connexion.middleware import MiddlewarePosition
 from connexion.options import SwaggerUIOptions
 
 from kindling import errors
-from kindling.bodysize import BodySizeMiddleware
+from kindling.requestguard import RequestGuardMiddleware
 from kindling.cache import make_cache
 from kindling.config import Settings
 from kindling.persistence.database import make_engine, make_session_factory
@@ -45,7 +45,7 @@ def create_app(settings: Settings | None = None) -> connexion.FlaskApp:
         limiter=state.limiter,
         session_factory=state.session_factory,
     )
-    app.add_middleware(BodySizeMiddleware, position=MiddlewarePosition.BEFORE_ROUTING)
+    app.add_middleware(RequestGuardMiddleware, position=MiddlewarePosition.BEFORE_ROUTING)
     errors.register(app)
     install(app.app, state)
     return app

@@ -6,9 +6,11 @@ import asyncio
 import logging
 
 import pytest
+from sqlalchemy import func, select
 
-from kindling.bodysize import BodySizeMiddleware
+from kindling.requestguard import RequestGuardMiddleware
 from kindling.errors import PayloadTooLarge
+from kindling.persistence.accounts import User
 from kindling.services import accounts
 
 
@@ -71,10 +73,30 @@ def test_body_too_large_while_streaming():
         while (await receive())["more_body"]:
             pass
 
-    scope = {"type": "http", "headers": [(b"content-type", b"application/json")]}
+    scope = {"type": "http", "path": "/api/auth/sign-in", "headers": [(b"content-type", b"application/json")]}
     with pytest.raises(PayloadTooLarge):
-        asyncio.run(BodySizeMiddleware(read_everything)(scope, receive, None))
+        asyncio.run(RequestGuardMiddleware(read_everything)(scope, receive, None))
     assert len(chunks) == 70 - 65  # stopped at the first chunk past 64 KB
+
+
+@pytest.mark.parametrize(
+    "path, body",
+    [
+        ("/api/auth/sign-up", b'{"email": "a@b.test", "password": "correct horse battery", "name": "A\\u0000", "organizationName": "N"}'),
+        ("/api/auth/sign-in", b'{"email": "a\\u0000@b.test", "password": "x"}'),
+        ("/api/auth/sign-in?x=%00", b'{"email": "a@b.test", "password": "x"}'),
+    ],
+)
+def test_nul_characters_are_refused(client, db, path, body):
+    before = db.scalar(select(func.count()).select_from(User))
+    response = client.post(path, content=body, headers={"Content-Type": "application/json"})
+    assert_envelope(response, 400, "validation_error")
+    assert db.scalar(select(func.count()).select_from(User)) == before
+
+
+def test_escaped_backslash_before_u0000_is_plain_text(client):
+    body = b'{"email": "a\\\\u0000@b.test", "password": "wrong password"}'
+    assert client.post("/api/auth/sign-in", content=body, headers={"Content-Type": "application/json"}).status_code == 401
 
 
 def test_unhandled_exception_is_logged_not_shown(client, make, monkeypatch, caplog):

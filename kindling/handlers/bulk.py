@@ -5,7 +5,7 @@ from __future__ import annotations
 from werkzeug.datastructures import FileStorage
 
 from kindling import access
-from kindling.bodysize import UPLOAD_LIMIT
+from kindling.requestguard import UPLOAD_LIMIT
 from kindling.errors import BadRequest, PayloadTooLarge
 from kindling.runtime import db
 from kindling.services import bulk
