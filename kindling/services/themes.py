@@ -20,10 +20,11 @@ def generate(
     context: str | None = None,
 ) -> dict[str, dict[str, str]]:
     """Both modes of a theme for these brand colours, shaped by the provider's palette intent."""
+    # #RGB becomes #rrggbb, so the provider sees one spelling of each colour.
     colours = {
-        "primary": _hex("primaryColor", primary),
-        "secondary": _hex("secondaryColor", secondary),
-        "accent": _hex("accentColor", accent),
+        "primary": themes.parse_hex(primary),
+        "secondary": themes.parse_hex(secondary) if secondary is not None else None,
+        "accent": themes.parse_hex(accent) if accent is not None else None,
     }
     if not settings.ai_provider_api_key:
         raise ServiceUnavailable("Theme generation is not available: no AI provider is configured")
@@ -34,6 +35,9 @@ def generate(
     )
     try:
         intent = palette_intent.ask_intent(provider, context=context, **colours)
+    except palette_intent.ProviderRefusedKey as exc:
+        log.error("AI provider refused AI_PROVIDER_API_KEY: %s", exc)
+        raise ServiceUnavailable("The AI provider is unavailable; try again later") from None
     except palette_intent.ProviderUnavailable as exc:
         log.warning("AI provider unavailable: %s", exc)
         raise ServiceUnavailable("The AI provider is unavailable; try again later") from None
@@ -54,12 +58,3 @@ def check(*, theme: dict) -> dict:
         )
     return themes.check_theme(theme)
 
-
-def _hex(field: str, colour: str | None) -> str | None:
-    # The spec's pattern already refuses most; Python's `$` still lets a final newline through.
-    if colour is None:
-        return None
-    try:
-        return themes.parse_hex(colour)
-    except ValueError:
-        raise BadRequest(f"{field} must be a #RGB or #RRGGBB colour", details={"field": field}) from None
