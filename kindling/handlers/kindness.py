@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 from kindling import access
+from sqlalchemy import Row
+
 from kindling.persistence.kindness import KindnessAct
 from kindling.runtime import db, runtime
 from kindling.services import kindness, kindness_stats
@@ -68,7 +70,7 @@ def get_stats(token_info: dict):
     return {"data": kindness_stats.get_stats(db(), runtime().cache, organization_id=caller.organization_id)}, 200
 
 
-def act_body(act: KindnessAct) -> dict:
+def act_body(act: KindnessAct | Row) -> dict:
     return {
         "id": act.id,
         "description": act.description,
@@ -80,5 +82,5 @@ def act_body(act: KindnessAct) -> dict:
         "media": act.media,
         "createdAt": act.created_at,
         "updatedAt": act.updated_at,
-        "rippleScore": act.ripple_score,
+        "rippleScore": kindness.ripple_score(act),
     }

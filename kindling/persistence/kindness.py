@@ -34,10 +34,6 @@ class KindnessAct(Base):
     created_at: Mapped[dt.datetime] = mapped_column(default=utcnow)
     updated_at: Mapped[dt.datetime] = mapped_column(default=utcnow)
 
-    @property
-    def ripple_score(self) -> float:
-        return self.verification_level + self.ripple_count / 2
-
 
 class KindnessTally(Base):
     """Per organization and category: how many acts, and the sums their ripple scores are made of."""

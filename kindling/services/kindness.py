@@ -13,7 +13,7 @@ from __future__ import annotations
 import collections
 import datetime as dt
 
-from sqlalchemy import func, insert, select, tuple_, update
+from sqlalchemy import Row, func, insert, select, tuple_, update
 from sqlalchemy.orm import Session as DbSession
 
 from kindling.access import Principal
@@ -71,6 +71,11 @@ def create_act(
     return act
 
 
+def ripple_score(act: KindnessAct | Row) -> float:
+    """The act's verification level plus half a point for each act passed on (at most ten)."""
+    return act.verification_level + act.ripple_count / 2
+
+
 def get_act(db: DbSession, *, caller: Principal, act_id: str) -> KindnessAct:
     """One act of the caller's organization; any other id is not found."""
     act = db.scalar(
@@ -125,10 +130,14 @@ def list_acts(
     end_date: str | None = None,
     limit: int = 100,
     cursor: str | None = None,
-) -> tuple[list[KindnessAct], str | None]:
-    """A page of the organization's acts, newest first, and the cursor of the next page (or None)."""
+) -> tuple[list[Row], str | None]:
+    """A page of the organization's acts, newest first, and the cursor of the next page (or None).
+
+    The acts are rows with the attributes of a KindnessAct: pages are read, never changed, and
+    rows load several times faster than ORM objects.
+    """
     since, until = parse_range(start_date, end_date)
-    query = select(KindnessAct).where(KindnessAct.organization_id == caller.organization_id)
+    query = select(KindnessAct.__table__).where(KindnessAct.organization_id == caller.organization_id)
     if category is not None:
         query = query.where(KindnessAct.category == category)
     if user_id is not None:
@@ -140,7 +149,7 @@ def list_acts(
     if cursor is not None:
         query = query.where(tuple_(KindnessAct.created_at, KindnessAct.id) < decode_cursor(cursor))
     query = query.order_by(KindnessAct.created_at.desc(), KindnessAct.id.desc()).limit(limit + 1)
-    acts = list(db.scalars(query))
+    acts = db.execute(query).all()
     if len(acts) <= limit:
         return acts, None
     acts = acts[:limit]
