@@ -157,10 +157,14 @@ def list_acts(
 
 
 def _lock_organization(db: DbSession, organization_id: str) -> None:
-    # NO KEY, so that rows referencing the organization (new members, acts) are not held up.
-    # SQLite has no row locks; it serializes writers and refuses a write from a stale snapshot.
+    # A write that changes nothing, so that it is the transaction's first statement on every backend:
+    # PostgreSQL locks the organization's row (NO KEY: members and acts referencing it are not held up);
+    # SQLite takes its one writer lock, waiting for it, before anything is read.
     db.execute(
-        select(Organization.id).where(Organization.id == organization_id).with_for_update(key_share=True)
+        update(Organization)
+        .where(Organization.id == organization_id)
+        .values(id=Organization.id)
+        .execution_options(synchronize_session=False)
     )
 
 
