@@ -427,4 +427,4 @@ def test_default_limit_is_100(client, make, acts, db):
         acts.act(admin, at=T0 + dt.timedelta(seconds=n))
     page = client.get("/api/kindness", headers=admin.headers).json()
     assert len(page["data"]) == 100 and page["nextCursor"]
-    assert db.scalar(select(func.count()).select_from(KindnessAct)) == 101
+    assert db.scalar(select(func.count()).where(KindnessAct.organization_id == admin.organization_id)) == 101
