@@ -3,10 +3,10 @@
     psql -h 127.0.0.1 -U postgres -c "CREATE DATABASE kindling_kindness_bench"
     python benchmarks/kindness.py \\
         --database-url postgresql+psycopg2://postgres@127.0.0.1:5432/kindling_kindness_bench \\
-        [--redis-url redis://127.0.0.1:6379/2] [--reset]
+        [--redis-url redis://127.0.0.1:6379/2] [--reset | --reuse]
 
 1. Runs the migrations on the database, which must hold no data (`--reset` drops its public schema
-   first).
+   first; `--reuse` skips this step and the seeding, to time again a database an earlier run seeded).
 2. Starts a real server in a subprocess: the app `kindling serve` runs, under uvicorn with one
    worker, wrapped by benchmarks/server_timing.py, with RATE_LIMIT_MULTIPLIER=100000.
 3. Signs up 10 organizations through the API, then seeds in SQL with generate_series: 1,000 members
@@ -14,18 +14,21 @@
    spread over the last 365 days; 80% of the acts go to members, so ripples are common. Ripple
    counts and tallies are derived in SQL straight from their definition, then VACUUM ANALYZE.
 4. Times each measurement through HTTP on one keep-alive connection, after a warm-up:
+   - baseline: GET /api/auth/session, the cost of any authenticated request (no target);
    - create: POST /api/kindness by the first organization's admin;
    - stats uncached: GET /api/kindness/stats right after a create (which retires the cached entry);
    - stats cached: the same request again;
    - page 1: GET /api/kindness?limit=1000, also with a category and with a userId filter;
    - page 500: a walk follows nextCursor from page 1 to page 500, then page 500 is fetched again.
-5. Checks the stored ripple counts of a sample of acts and every tally against a recomputation.
+5. Checks every tally, and the stored ripple counts of a sample of acts (including all those the
+   benchmark's creates changed), against a recomputation; exits 1 on any difference.
 
 "client" is the round trip the benchmark measures (loopback HTTP, uvicorn's parsing included);
 "server" is the `Server-Timing: app;dur=` the server reports: from the request entering the
 application to the start of its response (rate limiter, session lookup, validation, handler,
 queries, JSON encoding). Targets are checked on client p95, except the cached statistics (server
-p95) and page 500 (client p50 against 1.5 × page 1's).
+p95) and page 500 (client p50 against 1.5 × page 1's). The load average is printed with the table:
+the numbers mean little on a machine busy with other work.
 """
 
 from __future__ import annotations
@@ -366,6 +369,7 @@ def measure(url: str, admin: dict, engine, samples: int, pages: int) -> list[tup
 
 
 def print_table(rows: list[tuple[Measurement, bool | None]]) -> None:
+    print(f"load average during the run: {os.getloadavg()[0]:.2f} over {os.cpu_count()} CPUs")
     header = f"{'measurement':<26} {'n':>4} {'client p50':>11} {'client p95':>11} {'server p50':>11} {'server p95':>11}  {'target':<16} ok"
     print(header)
     print("-" * len(header))
