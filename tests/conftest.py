@@ -56,7 +56,7 @@ def db(request, runtime):
     session = runtime.session_factory()
     yield session
     session.close()
-    runtime.session_factory.configure(bind=runtime.engine, join_transaction_mode="conservative_savepoint")
+    runtime.session_factory.configure(bind=runtime.engine, join_transaction_mode="conditional_savepoint")
     outer.rollback()
     connection.close()
 

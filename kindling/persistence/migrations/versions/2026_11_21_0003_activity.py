@@ -1,7 +1,7 @@
 """activity
 
 Revision ID: 0003
-Revises: 0001
+Revises: 0002
 """
 
 from alembic import op
@@ -10,7 +10,7 @@ import kindling.persistence.base
 
 
 revision = '0003'
-down_revision = '0001'
+down_revision = '0002'
 branch_labels = None
 depends_on = None
 

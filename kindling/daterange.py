@@ -1,0 +1,38 @@
+"""Inclusive `startDate`/`endDate` list filters, turned into a half-open UTC range."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+from kindling.errors import BadRequest
+
+# Stored timestamps have microsecond resolution on every backend.
+RESOLUTION = dt.timedelta(microseconds=1)
+
+
+def parse_range(start: str | None, end: str | None) -> tuple[dt.datetime | None, dt.datetime | None]:
+    """`(since, until)` with since <= t < until for the inclusive filters `start` and `end`.
+
+    Each is an ISO 8601 date (a UTC day) or an RFC 3339 date-time with an offset; a date-only
+    `end` covers the whole of its day. A start after the end is a 400.
+    """
+    since = _instant(start, "startDate", end_of_day=False) if start else None
+    until = _instant(end, "endDate", end_of_day=True) if end else None
+    if since is not None and until is not None and since >= until:
+        raise BadRequest("startDate is after endDate", details={"startDate": start, "endDate": end})
+    return since, until
+
+
+def _instant(text: str, name: str, *, end_of_day: bool) -> dt.datetime:
+    try:
+        if "T" not in text:
+            day = dt.date.fromisoformat(text)
+            moment = dt.datetime.combine(day, dt.time(), tzinfo=dt.UTC)
+            return moment + dt.timedelta(days=1) if end_of_day else moment
+        moment = dt.datetime.fromisoformat(text)
+    except ValueError:
+        raise BadRequest(f"{name} is not a valid date or date-time", details={name: text}) from None
+    if moment.tzinfo is None:
+        raise BadRequest(f"{name} needs a UTC offset, such as Z or +02:00", details={name: text})
+    moment = moment.astimezone(dt.UTC)
+    return moment + RESOLUTION if end_of_day else moment

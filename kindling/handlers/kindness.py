@@ -1,0 +1,86 @@
+"""Kindness acts and their statistics."""
+
+from __future__ import annotations
+
+from kindling import access
+from sqlalchemy import Row
+
+from kindling.persistence.kindness import KindnessAct
+from kindling.runtime import db, runtime
+from kindling.services import kindness, kindness_stats
+
+
+def create_act(body: dict, token_info: dict):
+    act = kindness.create_act(
+        db(),
+        runtime().cache,
+        caller=access.member(token_info),
+        description=body["description"],
+        category=body["category"],
+        verification_level=body["verificationLevel"],
+        recipient_id=body["recipientId"],
+        media=body.get("media"),
+    )
+    return {"data": act_body(act)}, 201
+
+
+def list_acts(
+    token_info: dict,
+    category: str | None = None,
+    user_id: str | None = None,
+    start_date: str | None = None,
+    end_date: str | None = None,
+    limit: int = 100,
+    cursor: str | None = None,
+):
+    acts, next_cursor = kindness.list_acts(
+        db(),
+        caller=access.member(token_info),
+        category=category,
+        user_id=user_id,
+        start_date=start_date,
+        end_date=end_date,
+        limit=limit,
+        cursor=cursor,
+    )
+    return {"data": [act_body(act) for act in acts], "nextCursor": next_cursor}, 200
+
+
+def get_act(id_: str, token_info: dict):
+    act = kindness.get_act(db(), caller=access.member(token_info), act_id=id_)
+    return {"data": act_body(act)}, 200
+
+
+def update_act(id_: str, body: dict, token_info: dict):
+    act = kindness.update_act(
+        db(),
+        runtime().cache,
+        caller=access.member(token_info),
+        act_id=id_,
+        description=body.get("description"),
+        category=body.get("category"),
+        media=body.get("media"),
+        verification_level=body.get("verificationLevel"),
+    )
+    return {"data": act_body(act)}, 200
+
+
+def get_stats(token_info: dict):
+    caller = access.member(token_info)
+    return {"data": kindness_stats.get_stats(db(), runtime().cache, organization_id=caller.organization_id)}, 200
+
+
+def act_body(act: KindnessAct | Row) -> dict:
+    return {
+        "id": act.id,
+        "description": act.description,
+        "category": act.category,
+        "verificationLevel": act.verification_level,
+        "recipientId": act.recipient_id,
+        "userId": act.user_id,
+        "organizationId": act.organization_id,
+        "media": act.media,
+        "createdAt": act.created_at,
+        "updatedAt": act.updated_at,
+        "rippleScore": kindness.ripple_score(act),
+    }

@@ -1,0 +1,97 @@
+"""Kindness statistics of an organization, read from its tallies and cached for five minutes.
+
+Cache entries are keyed by a per-organization generation that is replaced once a change to
+the organization's acts has committed. A reader that computed from data older than the
+change can then only fill an entry nobody asks for again, never the one readers use.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from decimal import ROUND_HALF_UP, Decimal
+
+from sqlalchemy import event, func, select
+from sqlalchemy.orm import Session as DbSession
+
+from kindling.cache import Cache
+from kindling.persistence.base import new_id, utcnow
+from kindling.persistence.kindness import KindnessAct, KindnessRecipientTally, KindnessTally
+
+CATEGORIES = ("peer_recognition", "community", "wellbeing")
+STATS_TTL = 5 * 60
+# Outlives the entries it names; when it expires, readers simply start a new generation.
+GENERATION_TTL = 24 * 60 * 60
+RECENT_WINDOW = dt.timedelta(days=7)
+TOP_RECIPIENTS = 5
+CENT = Decimal("0.01")
+
+
+def get_stats(db: DbSession, cache: Cache, *, organization_id: str) -> dict:
+    """The organization's statistics, from the cache when they are there."""
+    key = f"kindness:stats:{organization_id}:{_generation(cache, organization_id)}"
+    cached = cache.get(key)
+    if cached is not None:
+        return json.loads(cached)
+    stats = compute_stats(db, organization_id=organization_id)
+    cache.set(key, json.dumps(stats), STATS_TTL)
+    return stats
+
+
+def compute_stats(db: DbSession, *, organization_id: str) -> dict:
+    """The organization's statistics, computed now."""
+    by_category = dict.fromkeys(CATEGORIES, 0)
+    verification_sum = ripple_sum = 0
+    tallies = db.execute(
+        select(KindnessTally.category, KindnessTally.acts, KindnessTally.verification_sum, KindnessTally.ripple_sum)
+        .where(KindnessTally.organization_id == organization_id)
+    )
+    for category, acts, verification, ripple in tallies:
+        by_category[category] = acts
+        verification_sum += verification
+        ripple_sum += ripple
+    total = sum(by_category.values())
+    # Ripple scores are whole or half points: keep them as half points until the end.
+    half_points = 2 * verification_sum + ripple_sum
+    average = (Decimal(half_points) / (2 * total)).quantize(CENT, ROUND_HALF_UP) if total else Decimal(0)
+    recent = db.scalar(
+        select(func.count())
+        .select_from(KindnessAct)
+        .where(KindnessAct.organization_id == organization_id, KindnessAct.created_at >= utcnow() - RECENT_WINDOW)
+    )
+    top = db.execute(
+        select(KindnessRecipientTally.recipient_id, KindnessRecipientTally.acts)
+        .where(KindnessRecipientTally.organization_id == organization_id)
+        .order_by(KindnessRecipientTally.acts.desc(), KindnessRecipientTally.recipient_id.asc())
+        .limit(TOP_RECIPIENTS)
+    )
+    return {
+        "total": total,
+        "byCategory": by_category,
+        "averageRippleScore": float(average),
+        "totalRippleScore": half_points / 2,
+        "recentCount": recent,
+        "topRecipients": [{"userId": recipient, "count": count} for recipient, count in top],
+    }
+
+
+def invalidate_after_commit(db: DbSession, cache: Cache, organization_id: str) -> None:
+    """Retire the organization's cached statistics once the session's changes have committed."""
+
+    def new_generation(_session: DbSession) -> None:
+        cache.set(_generation_key(organization_id), new_id(), GENERATION_TTL)
+
+    event.listen(db, "after_commit", new_generation, once=True)
+
+
+def _generation(cache: Cache, organization_id: str) -> str:
+    key = _generation_key(organization_id)
+    generation = cache.get(key)
+    if generation is None:
+        generation = new_id()
+        cache.set(key, generation, GENERATION_TTL)
+    return generation
+
+
+def _generation_key(organization_id: str) -> str:
+    return f"kindness:stats-generation:{organization_id}"

@@ -1,0 +1,181 @@
+"""Kindness statistics and their cache (DESIGN §6)."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+
+from kindling.persistence.base import utcnow
+from kindling.services import kindness_stats
+
+T0 = dt.datetime(2024, 3, 1, tzinfo=dt.UTC)
+DAY = dt.timedelta(days=1)
+EMPTY = {
+    "total": 0,
+    "byCategory": {"peer_recognition": 0, "community": 0, "wellbeing": 0},
+    "averageRippleScore": 0,
+    "totalRippleScore": 0,
+    "recentCount": 0,
+    "topRecipients": [],
+}
+
+
+def stats(client, account) -> dict:
+    response = client.get("/api/kindness/stats", headers=account.headers)
+    assert response.status_code == 200
+    return response.json()["data"]
+
+
+def post_act(client, account, **fields) -> dict:
+    body = {"description": "Brought soup", "category": "wellbeing", "verificationLevel": 1, "recipientId": "outsider", **fields}
+    response = client.post("/api/kindness", json=body, headers=account.headers)
+    assert response.status_code == 201
+    return response.json()["data"]
+
+
+def test_organization_without_acts(client, make):
+    assert stats(client, make.admin()) == EMPTY
+
+
+def test_statistics_of_an_organization(client, make, acts):
+    a = make.admin()
+    b = make.member(a)
+    acts.act(a, b, at=T0, category="community", verification_level=3)  # b passes it on twice: 3 + 1
+    acts.act(b, "outsider", at=T0 + DAY, category="community", verification_level=2)
+    acts.act(b, a, at=T0 + 2 * DAY, category="wellbeing", verification_level=5)
+    elsewhere = make.admin()
+    acts.act(elsewhere, "outsider", at=T0, category="peer_recognition", verification_level=5)
+    assert stats(client, a) == {
+        "total": 3,
+        "byCategory": {"peer_recognition": 0, "community": 2, "wellbeing": 1},
+        "averageRippleScore": 3.67,
+        "totalRippleScore": 11,
+        "recentCount": 0,
+        "topRecipients": [{"userId": recipient, "count": 1} for recipient in sorted([a.user.id, b.user.id]) + ["outsider"]],
+    }
+
+
+def test_half_points_survive_in_the_total_and_averages_round_half_up(client, make, acts):
+    a = make.admin()
+    b = make.member(a)
+    acts.act(a, b, at=T0, verification_level=1)
+    acts.act(b, "outsider", at=T0 + DAY, verification_level=1)  # the first act scores 1.5
+    for n in range(6):
+        acts.act(a, "outsider", at=T0, verification_level=1)
+    # 8.5 over 8 acts, then 9.5 over 9
+    assert (stats(client, a)["totalRippleScore"], stats(client, a)["averageRippleScore"]) == (8.5, 1.06)
+    post_act(client, a)
+    assert (stats(client, a)["totalRippleScore"], stats(client, a)["averageRippleScore"]) == (9.5, 1.06)
+
+
+def test_average_rounds_half_up_not_to_even(client, make, acts):
+    a = make.admin()
+    for level in (1, 1, 1, 1, 1, 1, 1, 2):
+        acts.act(a, at=T0, verification_level=level)
+    # 9 / 8 = 1.125 exactly: half up gives 1.13 where round() would give 1.12.
+    assert stats(client, a)["averageRippleScore"] == 1.13
+
+
+def test_recent_count_covers_the_last_seven_days(client, make, acts):
+    a = make.admin()
+    now = utcnow()
+    acts.act(a, at=now - 7 * DAY + dt.timedelta(minutes=1))
+    acts.act(a, at=now - dt.timedelta(minutes=1))
+    acts.act(a, at=now - 7 * DAY - dt.timedelta(minutes=1))
+    acts.act(a, at=T0)
+    data = stats(client, a)
+    assert (data["total"], data["recentCount"]) == (4, 2)
+
+
+def test_top_recipients_are_five_by_count_then_id(client, make, acts):
+    a = make.admin()
+    counts = {"zed": 4, "amy": 2, "bob": 2, "cat": 3, "dan": 1, "eve": 2, "fay": 1}
+    for recipient, count in counts.items():
+        for _ in range(count):
+            acts.act(a, recipient, at=T0)
+    assert stats(client, a)["topRecipients"] == [
+        {"userId": "zed", "count": 4},
+        {"userId": "cat", "count": 3},
+        {"userId": "amy", "count": 2},
+        {"userId": "bob", "count": 2},
+        {"userId": "eve", "count": 2},
+    ]
+
+
+def test_statistics_are_served_from_the_cache(client, make, acts, db):
+    a = make.admin()
+    post_act(client, a)
+    assert stats(client, a)["total"] == 1
+    # Recorded in the test's own transaction, which never commits: the cache is not told.
+    acts.act(a, at=T0)
+    assert kindness_stats.compute_stats(db, organization_id=a.organization_id)["total"] == 2
+    assert stats(client, a)["total"] == 1
+
+
+def test_creating_an_act_invalidates_the_statistics(client, make, acts):
+    a = make.admin()
+    other = make.admin()
+    assert stats(client, a)["total"] == 0
+    assert stats(client, other)["total"] == 0
+    acts.act(other, at=T0)  # unseen by the cache, as above
+    post_act(client, a)
+    assert stats(client, a)["total"] == 1
+    assert stats(client, other)["total"] == 0  # another organization's entry stays
+
+
+def test_changing_an_act_invalidates_the_statistics(client, make):
+    a = make.admin()
+    act = post_act(client, a, category="wellbeing", verificationLevel=1)
+    assert stats(client, a)["byCategory"]["wellbeing"] == 1
+    response = client.put(f"/api/kindness/{act['id']}", json={"category": "community", "verificationLevel": 4}, headers=a.headers)
+    assert response.status_code == 200
+    data = stats(client, a)
+    assert data["byCategory"] == {"peer_recognition": 0, "community": 1, "wellbeing": 0}
+    assert data["totalRippleScore"] == 4
+
+
+def test_refused_requests_leave_statistics_alone(client, make):
+    a = make.admin()
+    act = post_act(client, a)
+    before = stats(client, a)
+    assert client.post("/api/kindness", json={"description": "x"}, headers=a.headers).status_code == 400
+    assert client.put(f"/api/kindness/{act['id']}", json={"category": "nope"}, headers=a.headers).status_code == 400
+    assert stats(client, a) == before
+
+
+def test_a_late_write_from_a_stale_reader_is_never_served(client, make, runtime):
+    a = make.admin()
+    post_act(client, a)
+    generation = kindness_stats._generation(runtime.cache, a.organization_id)
+    # A reader that read the database before the next act committed stores its result late.
+    stale = dict(stats(client, a), total=1)
+    post_act(client, a)
+    runtime.cache.set(f"kindness:stats:{a.organization_id}:{generation}", json.dumps(stale), kindness_stats.STATS_TTL)
+    assert stats(client, a)["total"] == 2
+
+
+class RecordingCache:
+    """A cache that remembers what it was asked to keep, and for how long."""
+
+    def __init__(self) -> None:
+        self.items: dict[str, tuple[str, int]] = {}
+
+    def get(self, key: str) -> str | None:
+        item = self.items.get(key)
+        return item[0] if item else None
+
+    def set(self, key: str, value: str, ttl: int) -> None:
+        self.items[key] = (value, ttl)
+
+
+def test_statistics_are_kept_for_five_minutes_as_json(db, make, acts):
+    a = make.admin()
+    acts.act(a, at=T0)
+    cache = RecordingCache()
+    computed = kindness_stats.get_stats(db, cache, organization_id=a.organization_id)
+    entries = [(key, value, ttl) for key, (value, ttl) in cache.items.items() if key.startswith("kindness:stats:")]
+    assert len(entries) == 1
+    key, value, ttl = entries[0]
+    assert a.organization_id in key and ttl == 300
+    assert json.loads(value) == computed
+    assert kindness_stats.get_stats(db, cache, organization_id=a.organization_id) == computed
