@@ -23,7 +23,8 @@ def test_swagger_ui(client):
 
 def test_every_operation_has_an_explicit_handler():
     spec = yaml.safe_load((pathlib.Path(__file__).parent.parent / "openapi.yaml").read_text())
+    methods = {"get", "put", "post", "delete", "patch", "head", "options"}
     for path, item in spec["paths"].items():
-        for method, operation in item.items():
+        for method, operation in ((m, o) for m, o in item.items() if m in methods):
             assert operation["operationId"].startswith("kindling.handlers."), (method, path)
             assert "default" in operation["responses"], (method, path)
