@@ -5,6 +5,8 @@ from __future__ import annotations
 import pathlib
 
 import connexion
+import flask
+from connexion.jsonifier import Jsonifier
 from connexion.middleware import MiddlewarePosition
 from connexion.options import SwaggerUIOptions
 
@@ -31,7 +33,8 @@ def create_app(settings: Settings | None = None) -> connexion.FlaskApp:
         cache=make_cache(settings.redis_url),
         limiter=RateLimiter(settings.redis_url, settings.rate_limit_multiplier),
     )
-    app = connexion.FlaskApp(__name__, specification_dir=str(SPEC.parent))
+    # Compact JSON: Connexion pretty-prints by default, which triples the cost of encoding.
+    app = connexion.FlaskApp(__name__, specification_dir=str(SPEC.parent), jsonifier=Jsonifier(flask.json))
     app.add_api(
         SPEC.name,
         strict_validation=True,

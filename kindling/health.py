@@ -7,7 +7,7 @@ import dataclasses
 import logging
 import time
 
-from sqlalchemy import Engine, text
+from sqlalchemy import Engine
 
 from kindling.cache import Cache
 
@@ -31,8 +31,14 @@ class CheckResult:
 
 
 def check_database(engine: Engine) -> None:
-    with engine.connect() as connection:
-        connection.execute(text("SELECT 1"))
+    # On the driver's own connection: no transaction, so no lock for a writer to hold up.
+    connection = engine.raw_connection()
+    try:
+        cursor = connection.cursor()
+        cursor.execute("SELECT 1")
+        cursor.close()
+    finally:
+        connection.close()
 
 
 def run_checks(engine: Engine, cache: Cache) -> dict[str, CheckResult]:

@@ -40,7 +40,8 @@ def make_engine(url: str) -> Engine:
 
 def _sqlite_transactions(engine: Engine) -> None:
     # pysqlite's own transaction handling breaks SAVEPOINTs; let SQLAlchemy emit BEGIN
-    # (the documented recipe), and use WAL so readers never wait for a writer.
+    # (the documented recipe). IMMEDIATE takes the write lock up front, so concurrent
+    # read-then-write transactions queue (busy timeout) instead of failing as "locked".
     @event.listens_for(engine, "connect")
     def connect(dbapi_connection, _record):
         dbapi_connection.isolation_level = None
@@ -51,7 +52,7 @@ def _sqlite_transactions(engine: Engine) -> None:
 
     @event.listens_for(engine, "begin")
     def begin(connection):
-        connection.exec_driver_sql("BEGIN")
+        connection.exec_driver_sql("BEGIN IMMEDIATE")
 
 
 def make_session_factory(engine: Engine) -> sessionmaker[Session]:

@@ -191,7 +191,7 @@ def list_invitations(
     if status is not None:
         query = query.where(_has_status(status, utcnow()))
     return pagination.page(
-        db, query, created_at=Invitation.created_at, record_id=Invitation.id, limit=limit, cursor=cursor
+        db, query, timestamp=Invitation.created_at, record_id=Invitation.id, limit=limit, cursor=cursor
     )
 
 

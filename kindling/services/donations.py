@@ -12,7 +12,7 @@ from kindling.errors import BadRequest, NotFound
 from kindling.persistence.accounts import Organization
 from kindling.persistence.base import utcnow
 from kindling.persistence.donations import Donation
-from kindling.services import keyset
+from kindling import pagination
 
 log = logging.getLogger(__name__)
 
@@ -79,7 +79,7 @@ def list_donations(
     statement = _visible(caller)
     if status is not None:
         statement = statement.where(Donation.status == status)
-    return keyset.page(db, statement, timestamp=Donation.created_at, record_id=Donation.id, limit=limit, cursor=cursor)
+    return pagination.page(db, statement, timestamp=Donation.created_at, record_id=Donation.id, limit=limit, cursor=cursor)
 
 
 def get_donation(db: Session, *, caller: Principal, donation_id: str) -> Donation:

@@ -20,7 +20,7 @@ from kindling.access import Principal
 from kindling.cache import Cache
 from kindling.daterange import parse_range
 from kindling.errors import BadRequest, Forbidden, NotFound
-from kindling.keyset import decode_cursor, encode_cursor
+from kindling.pagination import decode_cursor, encode_cursor
 from kindling.persistence.accounts import Organization
 from kindling.persistence.base import utcnow
 from kindling.persistence.kindness import KindnessAct, KindnessRecipientTally, KindnessTally

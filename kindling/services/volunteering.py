@@ -14,7 +14,7 @@ from kindling.access import Principal
 from kindling.errors import BadRequest, Conflict, NotFound
 from kindling.persistence.base import utcnow
 from kindling.persistence.volunteering import CheckIn, VolunteerOpportunity
-from kindling.services import keyset
+from kindling import pagination
 
 # The IUGG mean Earth radius; haversine on a sphere is within about 0.5 % of the ellipsoid.
 EARTH_RADIUS_METERS = 6_371_008.8
@@ -97,7 +97,7 @@ def list_opportunities(
 ) -> tuple[list[VolunteerOpportunity], str | None]:
     """The organization's opportunities, latest start first, one page at a time."""
     statement = select(VolunteerOpportunity).where(VolunteerOpportunity.organization_id == organization_id)
-    return keyset.page(
+    return pagination.page(
         db, statement, timestamp=VolunteerOpportunity.starts_at, record_id=VolunteerOpportunity.id, limit=limit, cursor=cursor
     )
 

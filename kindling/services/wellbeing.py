@@ -20,7 +20,7 @@ from kindling.access import Principal
 from kindling.errors import NotFound
 from kindling.persistence.base import utcnow
 from kindling.persistence.wellbeing import WellbeingResponse
-from kindling.services import keyset
+from kindling import pagination
 
 MINIMUM_GROUP_SIZE = 5
 # Rolling windows ending now, as for the portfolio export (DESIGN §4).
@@ -124,7 +124,7 @@ def list_own_responses(
     db: Session, *, caller: Principal, limit: int, cursor: str | None = None
 ) -> tuple[list[WellbeingResponse], str | None]:
     """The caller's own responses, newest first, one page at a time."""
-    return keyset.page(
+    return pagination.page(
         db, _own(caller), timestamp=WellbeingResponse.created_at, record_id=WellbeingResponse.id, limit=limit, cursor=cursor
     )
 
