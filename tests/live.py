@@ -20,11 +20,14 @@ def free_port() -> int:
 
 
 class LiveServer:
-    def __init__(self, env: dict[str, str], workers: int = 1) -> None:
+    """`kindling serve` in a process of its own (or `command`, given the port it must serve on)."""
+
+    def __init__(self, env: dict[str, str], workers: int = 1, command: list[str] | None = None) -> None:
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
+        command = command or [sys.executable, "-m", "kindling.cli", "serve", "--workers", str(workers), "--port"]
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "kindling.cli", "serve", "--port", str(self.port), "--workers", str(workers)],
+            [*command, str(self.port)],
             env={**os.environ, "LOG_LEVEL": "WARNING", **env},
             stdout=subprocess.DEVNULL,
             stderr=subprocess.PIPE,
