@@ -5,6 +5,7 @@ from __future__ import annotations
 import pathlib
 
 import connexion
+import yaml
 from connexion.middleware import MiddlewarePosition
 from connexion.options import SwaggerUIOptions
 
@@ -14,6 +15,7 @@ from kindling.cache import make_cache
 from kindling.config import Settings
 from kindling.persistence.database import make_engine, make_session_factory
 from kindling.ratelimit import RateLimiter, RateLimitMiddleware
+from kindling.routeguard import RouteGuardMiddleware
 from kindling.runtime import Runtime, install
 
 SPEC = pathlib.Path(__file__).with_name("openapi.yaml")
@@ -44,6 +46,11 @@ def create_app(settings: Settings | None = None) -> connexion.FlaskApp:
         session_factory=state.session_factory,
     )
     app.add_middleware(BodySizeMiddleware, position=MiddlewarePosition.BEFORE_ROUTING)
+    app.add_middleware(
+        RouteGuardMiddleware,
+        position=MiddlewarePosition.BEFORE_ROUTING,
+        paths=yaml.safe_load(SPEC.read_text())["paths"],
+    )
     errors.register(app)
     install(app.app, state)
     return app
