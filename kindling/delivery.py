@@ -18,6 +18,7 @@ import datetime as dt
 import logging
 import random
 import threading
+from collections.abc import Sequence
 
 import requests
 from sqlalchemy import func, or_, select, update
@@ -169,8 +170,29 @@ def retry_delay(attempts: int) -> dt.timedelta:
     return dt.timedelta(seconds=seconds * random.uniform(0.8, 1.2))
 
 
-def record(session_factory: sessionmaker[Session], attempt: Attempt, outcome: Outcome, *, now: dt.datetime) -> bool:
-    """Write an attempt's result and schedule what follows; False when the lease was lost meanwhile."""
+def record(
+    session_factory: sessionmaker[Session], results: Sequence[tuple[Attempt, Outcome]], *, now: dt.datetime
+) -> int:
+    """Write a batch's results and schedule what follows, in one transaction.
+
+    Returns how many were recorded; a result whose lease ran out meanwhile (another
+    worker has claimed the delivery again) changes nothing.
+    """
+    recorded = 0
+    with session_factory() as db, db.begin():
+        # Endpoint rows are written first and in one order, so concurrent recorders (and
+        # disabling) never wait on each other in a cycle on PostgreSQL; on SQLite the first
+        # statement being a write takes the write lock before anything is read.
+        for attempt, outcome in sorted(results, key=lambda result: (result[0].endpoint_id, result[0].delivery_id)):
+            with db.begin_nested() as savepoint:
+                if _record_one(db, attempt, outcome, now):
+                    recorded += 1
+                else:
+                    savepoint.rollback()
+    return recorded
+
+
+def _record_one(db: Session, attempt: Attempt, outcome: Outcome, now: dt.datetime) -> bool:
     values: dict = {
         "locked_until": None,
         "claim_token": None,
@@ -185,29 +207,26 @@ def record(session_factory: sessionmaker[Session], attempt: Attempt, outcome: Ou
             values |= {"status": "failed", "next_attempt_at": None}
         else:
             values |= {"next_attempt_at": retry_at}
-    with session_factory() as db, db.begin():
-        # The first statement writes, so SQLite takes its write lock before reading anything.
-        result = db.execute(
-            update(WebhookDelivery)
-            .where(WebhookDelivery.id == attempt.delivery_id, WebhookDelivery.claim_token == attempt.claim_token)
-            .values(**values)
-            .execution_options(synchronize_session=False)
-        )
-        if result.rowcount != 1:
-            return False
-        _track_endpoint_health(db, attempt.endpoint_id, outcome.delivered, now)
-        return True
-
-
-def _track_endpoint_health(db: Session, endpoint_id: str, delivered: bool, now: dt.datetime) -> None:
     db.execute(
         update(WebhookEndpoint)
-        .where(WebhookEndpoint.id == endpoint_id)
-        .values(failing_since=None if delivered else func.coalesce(WebhookEndpoint.failing_since, now))
+        .where(WebhookEndpoint.id == attempt.endpoint_id)
+        .values(failing_since=None if outcome.delivered else func.coalesce(WebhookEndpoint.failing_since, now))
         .execution_options(synchronize_session=False)
     )
-    if delivered:
-        return
+    result = db.execute(
+        update(WebhookDelivery)
+        .where(WebhookDelivery.id == attempt.delivery_id, WebhookDelivery.claim_token == attempt.claim_token)
+        .values(**values)
+        .execution_options(synchronize_session=False)
+    )
+    if result.rowcount != 1:
+        return False
+    if not outcome.delivered:
+        _disable_if_failing_too_long(db, attempt.endpoint_id, now)
+    return True
+
+
+def _disable_if_failing_too_long(db: Session, endpoint_id: str, now: dt.datetime) -> None:
     endpoint = db.get(WebhookEndpoint, endpoint_id)
     if endpoint is not None and endpoint.enabled and now - endpoint.failing_since >= DISABLE_AFTER:
         log.warning("disabling webhook endpoint %s: failing since %s", endpoint.id, endpoint.failing_since)
@@ -226,8 +245,7 @@ def deliver_due(
         return 0
     with concurrent.futures.ThreadPoolExecutor(max_workers=len(attempts)) as pool:
         outcomes = list(pool.map(lambda attempt: send(attempt, policy), attempts))
-    for attempt, outcome in zip(attempts, outcomes):
-        record(session_factory, attempt, outcome, now=now or utcnow())
+    record(session_factory, list(zip(attempts, outcomes)), now=now or utcnow())
     return len(attempts)
 
 

@@ -10,6 +10,12 @@ import time
 import pytest
 
 
+class _Server(http.server.ThreadingHTTPServer):
+    daemon_threads = True
+    # Workers send a batch at once; the default backlog of 5 would drop connections.
+    request_queue_size = 128
+
+
 @dataclasses.dataclass(frozen=True)
 class Received:
     path: str
@@ -45,8 +51,7 @@ class Receiver:
             def log_message(self, *args) -> None:
                 pass
 
-        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.server.daemon_threads = True
+        self.server = _Server(("127.0.0.1", 0), Handler)
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}/hooks"
         self._thread = threading.Thread(target=self.server.serve_forever, daemon=True)
         self._thread.start()

@@ -210,9 +210,11 @@ def test_a_lost_lease_is_retried_with_the_same_id_and_the_late_result_is_ignored
     assert (row.status, row.attempts) == ("delivered", 2)
 
     late = delivery.Outcome(False, status_code=500, error="HTTP 500")
-    assert delivery.record(runtime.session_factory, crashed, late, now=after_lease) is False
+    assert delivery.record(runtime.session_factory, [(crashed, late)], now=after_lease) == 0
     [row] = deliveries(db, endpoint)
     assert (row.status, row.last_response_code) == ("delivered", 200)
+    db.refresh(endpoint)
+    assert endpoint.failing_since is None
 
 
 def test_emit_writes_one_delivery_per_subscribed_enabled_endpoint(db, make, receiver):
