@@ -7,6 +7,7 @@ import os
 import subprocess
 import sys
 import threading
+import time
 
 import pytest
 import requests
@@ -132,3 +133,39 @@ def test_embedded_serve_delivers_from_its_own_thread(tmp_path, live_server, rece
     engine.dispose()
     receiver.wait_for(1)
     assert receiver.ids() == [event.id]
+
+
+def test_racing_transactions_emit_a_milestone_once(database, settings, receiver):
+    if settings.embedded:
+        pytest.skip("SQLite runs one writing transaction at a time, so there is no race to lose")
+    _, session_factory = database
+    consultant_id = consultant_with_endpoint(session_factory, receiver.url)
+    with session_factory() as db, db.begin():
+        organization_id = accounts.create_organization(db, name="Racing Org").id
+    first_inserted = threading.Event()
+    reached = {}
+
+    def first():
+        with session_factory() as db, db.begin():
+            reached["first"] = webhooks.record_milestones(
+                db, organization_id=organization_id, consultant_ids=[consultant_id], kindness_acts_total=100
+            )
+            first_inserted.set()
+            # Commits while the second transaction waits on the same milestone row.
+            time.sleep(0.5)
+
+    def second():
+        first_inserted.wait()
+        with session_factory() as db, db.begin():
+            reached["second"] = webhooks.record_milestones(
+                db, organization_id=organization_id, consultant_ids=[consultant_id], kindness_acts_total=101
+            )
+
+    threads = [threading.Thread(target=first), threading.Thread(target=second)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=30)
+    assert reached == {"first": [("kindness_acts", 100)], "second": []}
+    with session_factory() as db:
+        assert db.scalar(select(func.count()).select_from(WebhookEvent)) == 1
