@@ -288,3 +288,11 @@ def test_milestones_happen_once_per_organization_and_threshold(db, make, runtime
     )
     unrelated_endpoint = db.scalar(select(WebhookEndpoint).where(WebhookEndpoint.consultant_id == unrelated.user.id))
     assert deliveries(db, unrelated_endpoint) == []
+
+
+@pytest.mark.parametrize("event_type", webhooks.EVENT_TYPES)
+def test_every_event_type_is_documented_with_a_valid_example(event_type):
+    reference = SPEC["x-webhooks"][event_type]["post"]["requestBody"]["content"]["application/json"]["schema"]["$ref"]
+    schema = SPEC["components"]["schemas"][reference.rsplit("/", 1)[1]]
+    assert schema["properties"]["type"]["enum"] == [event_type]
+    OAS30Validator(schema).validate(schema["example"])
