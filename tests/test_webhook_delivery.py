@@ -252,25 +252,27 @@ def test_milestones_happen_once_per_organization_and_threshold(db, make, runtime
     first, second, unrelated = make.consultant(), make.consultant(), make.consultant()
     for consultant in (first, second, unrelated):
         webhook_factories.endpoint(db, consultant, receiver.url, ("portfolio.milestone",))
+    asked = []
 
-    reached = webhooks.record_milestones(
-        db, organization_id=organization_id, consultant_ids=[first.user.id, second.user.id], kindness_acts_total=99
-    )
-    assert reached == []
-    reached = webhooks.record_milestones(
-        db,
-        organization_id=organization_id,
-        consultant_ids=[first.user.id, second.user.id],
-        kindness_acts_total=512,
-        volunteer_hours_total=100.5,
-    )
-    assert reached == [("kindness_acts", 100), ("kindness_acts", 500), ("volunteer_hours", 100)]
-    assert webhooks.record_milestones(
-        db, organization_id=organization_id, consultant_ids=[first.user.id], kindness_acts_total=700, volunteer_hours_total=120
-    ) == []
-    assert webhooks.record_milestones(
-        db, organization_id=organization_id, consultant_ids=[first.user.id], kindness_acts_total=1000
-    ) == [("kindness_acts", 1000)]
+    def clients_of(consultants):
+        def active_consultant_ids(db, *, organization_id):
+            asked.append(organization_id)
+            return [consultant.user.id for consultant in consultants]
+
+        return active_consultant_ids
+
+    def record(consultants, **totals):
+        return webhooks.record_milestones(
+            db, organization_id=organization_id, active_consultant_ids=clients_of(consultants), **totals
+        )
+
+    assert record([first, second], kindness_acts_total=99) == []
+    assert record([first, second], kindness_acts_total=512, volunteer_hours_total=100.5) == [
+        ("kindness_acts", 100), ("kindness_acts", 500), ("volunteer_hours", 100)
+    ]
+    assert record([first], kindness_acts_total=700, volunteer_hours_total=120) == []
+    assert asked == [organization_id]  # consultants are looked up only when a milestone is new
+    assert record([first], kindness_acts_total=1000) == [("kindness_acts", 1000)]
     assert db.scalar(select(func.count()).select_from(PortfolioMilestone)) == 4
 
     while delivery.deliver_due(runtime.session_factory, LOOPBACK):

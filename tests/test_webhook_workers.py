@@ -145,10 +145,13 @@ def test_racing_transactions_emit_a_milestone_once(database, settings, receiver)
     first_inserted = threading.Event()
     reached = {}
 
+    def clients(db, *, organization_id):
+        return [consultant_id]
+
     def first():
         with session_factory() as db, db.begin():
             reached["first"] = webhooks.record_milestones(
-                db, organization_id=organization_id, consultant_ids=[consultant_id], kindness_acts_total=100
+                db, organization_id=organization_id, active_consultant_ids=clients, kindness_acts_total=100
             )
             first_inserted.set()
             # Commits while the second transaction waits on the same milestone row.
@@ -158,7 +161,7 @@ def test_racing_transactions_emit_a_milestone_once(database, settings, receiver)
         first_inserted.wait()
         with session_factory() as db, db.begin():
             reached["second"] = webhooks.record_milestones(
-                db, organization_id=organization_id, consultant_ids=[consultant_id], kindness_acts_total=101
+                db, organization_id=organization_id, active_consultant_ids=clients, kindness_acts_total=101
             )
 
     threads = [threading.Thread(target=first), threading.Thread(target=second)]

@@ -8,7 +8,7 @@ import datetime as dt
 import json
 import secrets
 import uuid
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 from sqlalchemy import and_, func, or_, select, update
 from sqlalchemy.dialects import postgresql, sqlite
@@ -216,44 +216,60 @@ def record_milestones(
     db: DbSession,
     *,
     organization_id: str,
-    consultant_ids: Iterable[str],
+    active_consultant_ids: Callable[..., Iterable[str]],
     kindness_acts_total: int | None = None,
     volunteer_hours_total: float | None = None,
 ) -> list[tuple[str, int]]:
     """Note the milestones an organization's totals have reached, and tell its consultants.
 
     Each (organization, metric, threshold) happens once, however many transactions race
-    to it: the first to insert the milestone row emits `portfolio.milestone` to every
-    consultant in `consultant_ids`. Returns the milestones this call reached.
+    to it: the one that inserts the milestone row emits `portfolio.milestone` to every
+    consultant `active_consultant_ids(db, organization_id=...)` names, and nothing is
+    asked of it when no new threshold was crossed. Returns the milestones reached now.
     """
     totals = {"kindness_acts": kindness_acts_total, "volunteer_hours": volunteer_hours_total}
-    consultant_ids = list(consultant_ids)
-    organization = db.get(Organization, organization_id)
-    if organization is None:
-        raise NotFound("No such organization")
-    reached = []
+    crossed = [
+        (metric, threshold)
+        for metric, total in totals.items()
+        if total is not None
+        for threshold in MILESTONES[metric]
+        if total >= threshold
+    ]
+    if not crossed:
+        return []
+    known = {
+        (metric, threshold)
+        for metric, threshold in db.execute(
+            select(PortfolioMilestone.metric, PortfolioMilestone.threshold).where(
+                PortfolioMilestone.organization_id == organization_id
+            )
+        )
+    }
     now = utcnow()
-    for metric, total in totals.items():
-        if total is None:
-            continue
-        for threshold in MILESTONES[metric]:
-            if total < threshold or not _insert_once(db, organization_id, metric, threshold, now):
-                continue
-            reached.append((metric, threshold))
-            for consultant_id in consultant_ids:
-                emit(
-                    db,
-                    consultant_id=consultant_id,
-                    type="portfolio.milestone",
-                    data={
-                        "organizationId": organization.id,
-                        "organizationName": organization.name,
-                        "metric": metric,
-                        "threshold": threshold,
-                        "value": total,
-                        "reachedAt": now,
-                    },
-                )
+    reached = [
+        (metric, threshold)
+        for metric, threshold in crossed
+        if (metric, threshold) not in known and _insert_once(db, organization_id, metric, threshold, now)
+    ]
+    if not reached:
+        return []
+    organization = db.get_one(Organization, organization_id)
+    consultant_ids = list(active_consultant_ids(db, organization_id=organization_id))
+    for metric, threshold in reached:
+        for consultant_id in consultant_ids:
+            emit(
+                db,
+                consultant_id=consultant_id,
+                type="portfolio.milestone",
+                data={
+                    "organizationId": organization.id,
+                    "organizationName": organization.name,
+                    "metric": metric,
+                    "threshold": threshold,
+                    "value": totals[metric],
+                    "reachedAt": now,
+                },
+            )
     return reached
 
 
