@@ -6,6 +6,7 @@ import pathlib
 
 import connexion
 import flask
+import yaml
 from connexion.jsonifier import Jsonifier
 from connexion.middleware import MiddlewarePosition
 from connexion.options import SwaggerUIOptions
@@ -16,6 +17,7 @@ from kindling.cache import make_cache
 from kindling.config import Settings
 from kindling.persistence.database import make_engine, make_session_factory
 from kindling.ratelimit import RateLimiter, RateLimitMiddleware
+from kindling.routeguard import RouteGuardMiddleware
 from kindling.runtime import Runtime, install
 from kindling.uploads import VALIDATOR_MAP_OVERRIDES
 
@@ -49,6 +51,11 @@ def create_app(settings: Settings | None = None) -> connexion.FlaskApp:
         session_factory=state.session_factory,
     )
     app.add_middleware(RequestGuardMiddleware, position=MiddlewarePosition.BEFORE_ROUTING)
+    app.add_middleware(
+        RouteGuardMiddleware,
+        position=MiddlewarePosition.BEFORE_ROUTING,
+        paths=yaml.safe_load(SPEC.read_text())["paths"],
+    )
     errors.register(app)
     install(app.app, state)
     return app

@@ -1,9 +1,10 @@
-"""The `kindling` command: serve the API and manage its database."""
+"""The `kindling` command: serve the API, deliver its webhooks and manage its database."""
 
 from __future__ import annotations
 
 import argparse
 import logging
+import signal
 import sys
 
 from kindling.config import ConfigError, Settings
@@ -17,6 +18,8 @@ def main(argv: list[str] | None = None) -> int:
     serve.add_argument("--host", default="127.0.0.1")
     serve.add_argument("--port", type=int, default=8000)
     serve.add_argument("--workers", type=int, default=1, help="worker processes (PostgreSQL and Redis only)")
+    worker = commands.add_parser("worker", help="deliver outbound webhooks (run as many as you like)")
+    worker.add_argument("--once", action="store_true", help="deliver what is due now, then exit")
     db = commands.add_parser("db", help="database schema")
     db_commands = db.add_subparsers(dest="db_command", required=True)
     db_commands.add_parser("upgrade", help="apply every pending migration")
@@ -32,7 +35,23 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "db":
         database.upgrade(settings.database_url)
         return 0
+    if args.command == "worker":
+        return _work(settings, once=args.once)
     return _serve(settings, args.host, args.port, args.workers)
+
+
+def _work(settings: Settings, *, once: bool) -> int:
+    from kindling.delivery import Worker
+
+    worker = Worker(settings)
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(signum, lambda *_: worker.stop())
+    worker.run(once=once)
+    return 0
+
+
+def _exit(*_) -> None:
+    raise SystemExit(0)
 
 
 def _serve(settings: Settings, host: str, port: int, workers: int) -> int:
@@ -48,16 +67,29 @@ def _serve(settings: Settings, host: str, port: int, workers: int) -> int:
             file=sys.stderr,
         )
         return 2
+    worker = None
     if settings.embedded:
+        from kindling.delivery import Worker
+
         database.upgrade(settings.database_url)
-    uvicorn.run(
-        "kindling.app:app_from_environment",
-        factory=True,
-        host=host,
-        port=port,
-        workers=workers,
-        log_level=settings.log_level.lower(),
-    )
+        # Embedded mode has no separate `kindling worker`; webhooks go out from this process.
+        worker = Worker(settings)
+        worker.start_thread()
+        # uvicorn re-raises SIGTERM once it has shut down; exit through `finally` then, so the
+        # worker finishes its batch instead of dying mid-attempt.
+        signal.signal(signal.SIGTERM, _exit)
+    try:
+        uvicorn.run(
+            "kindling.app:app_from_environment",
+            factory=True,
+            host=host,
+            port=port,
+            workers=workers,
+            log_level=settings.log_level.lower(),
+        )
+    finally:
+        if worker is not None:
+            worker.stop()
     return 0
 
 

@@ -32,6 +32,8 @@ class Settings:
     ai_provider_model: str = DEFAULT_AI_PROVIDER_MODEL
     payment_webhook_secret: str | None = None
     auth_webhook_secret: str | None = None
+    # Lets webhook endpoints point at loopback and private networks (tests, closed networks).
+    webhook_allow_private_urls: bool = False
     rate_limit_multiplier: float = 1.0
     log_level: str = "INFO"
 
@@ -89,6 +91,7 @@ class Settings:
             ai_provider_model=text("AI_PROVIDER_MODEL", DEFAULT_AI_PROVIDER_MODEL),
             payment_webhook_secret=text("PAYMENT_WEBHOOK_SECRET"),
             auth_webhook_secret=text("AUTH_WEBHOOK_SECRET"),
+            webhook_allow_private_urls=_flag(env, "WEBHOOK_ALLOW_PRIVATE_URLS"),
             rate_limit_multiplier=multiplier,
             log_level=log_level,
         )

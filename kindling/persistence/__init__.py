@@ -7,6 +7,7 @@ from kindling.persistence import (  # noqa: F401
     inbound_webhooks,
     kindness,
     volunteering,
+    webhooks,
     wellbeing,
 )
 from kindling.persistence.base import Base
