@@ -23,7 +23,7 @@ def test_consultant_lists_active_clients_by_name(client, make, db):
     zeta, alpha, ended = make.admin("Zeta Works"), make.admin("alpha care"), make.admin("Gone Ltd")
     for admin in (zeta, alpha, ended):
         factories.client(db, consultant, admin)
-    clients.end_relationship(db, consultant_id=consultant.user.id, organization_id=ended.organization_id)
+    clients.end_relationship(db, consultant_id=consultant.user.id, organization_id=ended.organization_id, ended_by="consultant")
     factories.invitation(db, consultant, make.admin("Only Invited"))
     factories.client(db, make.consultant(), make.admin("Someone Else's"))
     response = client.get("/api/clients", headers=consultant.headers)

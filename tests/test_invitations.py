@@ -247,13 +247,13 @@ def test_losing_a_race_returns_the_winners_invitation(make, db, monkeypatch):
     real = clients._invite_many
     attempts = []
 
-    def first_attempt_loses(session, consultant_id, requests):
+    def first_attempt_loses(session, consultant_id, requests, source):
         attempts.append(requests)
         if len(attempts) == 1:
             # As if it had looked before the winner committed: its own insert is refused.
             session.add(Invitation(consultant_id=consultant_id, organization_id=admin.organization_id, expires_at=winner.expires_at))
             session.flush()
-        return real(session, consultant_id, requests)
+        return real(session, consultant_id, requests, source)
 
     monkeypatch.setattr(clients, "_invite_many", first_attempt_loses)
     again = clients.send_invitation(db, consultant_id=consultant.user.id, organization_id=admin.organization_id)

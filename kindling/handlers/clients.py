@@ -17,7 +17,9 @@ def list_clients(token_info: dict):
 
 def end_client(organization_id: str, token_info: dict):
     caller = access.consultant(token_info)
-    relationship = clients.end_relationship(db(), consultant_id=caller.user_id, organization_id=organization_id)
+    relationship = clients.end_relationship(
+        db(), consultant_id=caller.user_id, organization_id=organization_id, ended_by="consultant"
+    )
     return {"success": True, "data": relationship_body(relationship)}, 200
 
 
@@ -29,7 +31,9 @@ def list_consultants(token_info: dict):
 
 def end_consultant(consultant_id: str, token_info: dict):
     caller = access.admin(token_info)
-    relationship = clients.end_relationship(db(), consultant_id=consultant_id, organization_id=caller.organization_id)
+    relationship = clients.end_relationship(
+        db(), consultant_id=consultant_id, organization_id=caller.organization_id, ended_by="organization"
+    )
     return {"success": True, "data": relationship_body(relationship)}, 200
 
 

@@ -14,6 +14,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session as DbSession, contains_eager, joinedload
 
 from kindling import pagination
+from kindling.services import webhooks
 from kindling.errors import ApiError, Conflict, NotFound
 from kindling.persistence.accounts import Organization, User
 from kindling.persistence.base import utcnow
@@ -39,32 +40,34 @@ _INVITATION_PARTIES = (
 
 def send_invitation(db: DbSession, *, consultant_id: str, organization_id: str, message: str | None = None) -> Invitation:
     """Invite an organization to become the consultant's client, or return the open invitation."""
-    (outcome,) = invite_many(db, consultant_id=consultant_id, requests=[(organization_id, message)])
+    (outcome,) = invite_many(db, consultant_id=consultant_id, requests=[(organization_id, message)], source="single")
     if isinstance(outcome, ApiError):
         raise outcome
     return outcome
 
 
 def invite_many(
-    db: DbSession, *, consultant_id: str, requests: Sequence[tuple[str, str | None]]
+    db: DbSession, *, consultant_id: str, requests: Sequence[tuple[str, str | None]], source: str = "bulk"
 ) -> list[Invitation | ApiError]:
     """Invite each (organization id, message) of `requests`, in a few queries whatever their number.
 
     Per request, in order: the new or still open invitation, or the error that refused it.
-    The organization ids must be distinct.
+    The organization ids must be distinct. Each new invitation emits `client.invited`.
     """
     if not requests:
         return []
     try:
         with db.begin_nested():
-            return _invite_many(db, consultant_id, requests)
+            return _invite_many(db, consultant_id, requests, source)
     except IntegrityError:
         # A concurrent request opened an invitation for one of these organizations after we
         # looked; looking again finds it, and it is returned like any open invitation.
-        return _invite_many(db, consultant_id, requests)
+        return _invite_many(db, consultant_id, requests, source)
 
 
-def _invite_many(db: DbSession, consultant_id: str, requests: Sequence[tuple[str, str | None]]) -> list[Invitation | ApiError]:
+def _invite_many(
+    db: DbSession, consultant_id: str, requests: Sequence[tuple[str, str | None]], source: str
+) -> list[Invitation | ApiError]:
     now = utcnow()
     ids = [organization_id for organization_id, _ in requests]
     consultant = db.get(User, consultant_id)
@@ -91,6 +94,7 @@ def _invite_many(db: DbSession, consultant_id: str, requests: Sequence[tuple[str
         )
     }
     outcomes: list[Invitation | ApiError] = []
+    created: list[Invitation] = []
     for organization_id, message in requests:
         organization = organizations.get(organization_id)
         previous = open_invitations.get(organization_id)
@@ -104,8 +108,12 @@ def _invite_many(db: DbSession, consultant_id: str, requests: Sequence[tuple[str
             if previous is not None:
                 # Frees the pair for the new invitation (one pending invitation per pair).
                 previous.status = EXPIRED
-            outcomes.append(_create_invitation(db, consultant, organization, message, now))
+            created.append(_create_invitation(db, consultant, organization, message, now))
+            outcomes.append(created[-1])
     db.flush()
+    subscribed = webhooks.subscribed(db, consultant_id=consultant_id, type="client.invited")
+    for invitation in created if subscribed else ():
+        webhooks.emit(db, consultant_id=consultant_id, type="client.invited", data=_invited(invitation, source))
     return outcomes
 
 
@@ -136,6 +144,18 @@ def accept_invitation(db: DbSession, *, organization_id: str, invitation_id: str
     )
     db.add(relationship)
     db.flush()
+    webhooks.emit(
+        db,
+        consultant_id=relationship.consultant_id,
+        type="client.accepted",
+        data={
+            "invitationId": invitation.id,
+            "relationshipId": relationship.id,
+            "organizationId": relationship.organization_id,
+            "organizationName": relationship.organization.name,
+            "acceptedAt": now,
+        },
+    )
     return relationship
 
 
@@ -152,6 +172,8 @@ def cancel_invitation(db: DbSession, *, consultant_id: str, invitation_id: str) 
     invitation = _answerable_invitation(db, invitation_id, Invitation.consultant_id == consultant_id)
     invitation.status, invitation.responded_at = CANCELLED, utcnow()
     db.flush()
+    _emit_cancelled(db, invitation.consultant_id, invitation.organization, reason="invitation_cancelled",
+                    invitation_id=invitation.id, relationship_id=None, ended_by="consultant", at=invitation.responded_at)
     return invitation
 
 
@@ -216,8 +238,11 @@ def list_consultants(db: DbSession, *, organization_id: str) -> list[ClientRelat
     return list(db.scalars(query.order_by(func.lower(User.name), User.id)))
 
 
-def end_relationship(db: DbSession, *, consultant_id: str, organization_id: str) -> ClientRelationship:
-    """End the active relationship between a consultant and an organization (either side may)."""
+def end_relationship(
+    db: DbSession, *, consultant_id: str, organization_id: str, ended_by: str
+) -> ClientRelationship:
+    """End the active relationship between a consultant and an organization: `ended_by` is
+    the side that asked, "consultant" or "organization"."""
     relationship = db.scalar(
         _active_relationships()
         .where(ClientRelationship.consultant_id == consultant_id, ClientRelationship.organization_id == organization_id)
@@ -227,7 +252,49 @@ def end_relationship(db: DbSession, *, consultant_id: str, organization_id: str)
         raise NotFound("No active client relationship")
     relationship.status, relationship.ended_at = ENDED, utcnow()
     db.flush()
+    _emit_cancelled(db, consultant_id, relationship.organization, reason="relationship_ended",
+                    invitation_id=None, relationship_id=relationship.id, ended_by=ended_by, at=relationship.ended_at)
     return relationship
+
+
+def active_consultant_ids(db: DbSession, *, organization_id: str) -> list[str]:
+    """The consultants the organization is an active client of."""
+    return list(
+        db.scalars(
+            select(ClientRelationship.consultant_id).where(
+                ClientRelationship.organization_id == organization_id, ClientRelationship.status == ACTIVE
+            )
+        )
+    )
+
+
+def _invited(invitation: Invitation, source: str) -> dict:
+    return {
+        "invitationId": invitation.id,
+        "organizationId": invitation.organization_id,
+        "organizationName": invitation.organization.name,
+        "message": invitation.message,
+        "source": source,
+        "invitedAt": invitation.created_at,
+        "expiresAt": invitation.expires_at,
+    }
+
+
+def _emit_cancelled(db, consultant_id, organization, *, reason, invitation_id, relationship_id, ended_by, at) -> None:
+    webhooks.emit(
+        db,
+        consultant_id=consultant_id,
+        type="client.cancelled",
+        data={
+            "reason": reason,
+            "invitationId": invitation_id,
+            "relationshipId": relationship_id,
+            "organizationId": organization.id,
+            "organizationName": organization.name,
+            "endedBy": ended_by,
+            "cancelledAt": at,
+        },
+    )
 
 
 def _active_relationships():

@@ -24,7 +24,7 @@ from kindling.pagination import decode_cursor, encode_cursor
 from kindling.persistence.accounts import Organization
 from kindling.persistence.base import utcnow
 from kindling.persistence.kindness import KindnessAct, KindnessRecipientTally, KindnessTally
-from kindling.services import kindness_stats
+from kindling.services import clients, kindness_stats, webhooks
 
 RIPPLE_WINDOW = dt.timedelta(days=30)
 RIPPLE_CAP = 10
@@ -68,6 +68,10 @@ def create_act(
     _count_recipient(db, organization_id, recipient_id)
     db.flush()
     kindness_stats.invalidate_after_commit(db, cache, organization_id)
+    total = db.scalar(select(func.sum(KindnessTally.acts)).where(KindnessTally.organization_id == organization_id))
+    webhooks.record_milestones(
+        db, organization_id=organization_id, active_consultant_ids=clients.active_consultant_ids, kindness_acts_total=total
+    )
     return act
 
 

@@ -10,11 +10,12 @@ from sqlalchemy import func, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
+from kindling import pagination
 from kindling.access import Principal
 from kindling.errors import BadRequest, Conflict, NotFound
 from kindling.persistence.base import utcnow
 from kindling.persistence.volunteering import CheckIn, VolunteerOpportunity
-from kindling import pagination
+from kindling.services import clients, webhooks
 
 # The IUGG mean Earth radius; haversine on a sphere is within about 0.5 % of the ellipsoid.
 EARTH_RADIUS_METERS = 6_371_008.8
@@ -161,4 +162,15 @@ def check_in(
             db.add(record)
     except IntegrityError:  # the unique (opportunity, user) pair: this member already checked in
         raise Conflict("You have already checked in to this opportunity", code="already_checked_in") from None
+    if record.verified:
+        # Only verified check-ins are evidence, so only they count towards hour milestones.
+        hours = db.scalar(
+            select(func.sum(CheckIn.hours)).where(CheckIn.organization_id == record.organization_id, CheckIn.verified.is_(True))
+        )
+        webhooks.record_milestones(
+            db,
+            organization_id=record.organization_id,
+            active_consultant_ids=clients.active_consultant_ids,
+            volunteer_hours_total=hours,
+        )
     return record

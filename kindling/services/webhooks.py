@@ -174,6 +174,16 @@ def list_deliveries(
     return rows[:limit], _encode_cursor(last.created_at, last.id)
 
 
+def subscribed(db: DbSession, *, consultant_id: str, type: str) -> bool:
+    """Whether any enabled endpoint of the consultant takes `type`: lets a batch skip `emit` calls."""
+    events = db.scalars(
+        select(WebhookEndpoint.events).where(
+            WebhookEndpoint.consultant_id == consultant_id, WebhookEndpoint.enabled.is_(True)
+        )
+    )
+    return any(type in subscribed_events for subscribed_events in events)
+
+
 def emit(db: DbSession, *, consultant_id: str, type: str, data: dict) -> WebhookEvent | None:
     """Put an event for a consultant into the outbox, inside the caller's transaction.
 

@@ -1,0 +1,101 @@
+"""Each change a consultant can subscribe to puts its event in the outbox, in the same transaction."""
+
+from __future__ import annotations
+
+import datetime as dt
+import io
+import json
+
+from sqlalchemy import select
+
+from kindling.persistence.webhooks import WebhookEvent
+from kindling.persistence.volunteering import CheckIn
+from kindling.services import kindness, volunteering
+from tests.factories import clients as client_factory
+from tests.factories import webhooks as webhook_factory
+from tests.factories.kindness import principal
+from tests.factories.volunteering import CENTRE, opportunity
+
+URL = "http://127.0.0.1:9/hooks"
+
+
+def events(db, consultant, type_: str) -> list[dict]:
+    rows = db.scalars(
+        select(WebhookEvent)
+        .where(WebhookEvent.consultant_id == consultant.user.id, WebhookEvent.type == type_)
+        .order_by(WebhookEvent.created_at)
+    )
+    return [json.loads(row.body)["data"] for row in rows]
+
+
+def test_invitation_sent_once_and_each_bulk_row(client, db, make):
+    consultant, first, second = make.consultant(), make.admin(), make.admin()
+    webhook_factory.endpoint(db, consultant, URL)
+    for _ in range(2):  # sending again returns the open invitation: no second event
+        sent = client.post("/api/invitations/send", json={"organizationId": first.organization_id}, headers=consultant.headers)
+        assert sent.status_code == 200
+    csv = f"organizationId,message\n{second.organization_id},hello\n".encode()
+    bulk = client.post("/api/bulk/invite", files={"file": ("c.csv", io.BytesIO(csv), "text/csv")}, headers=consultant.headers)
+    assert bulk.json()["invited"] == 1
+    invited = events(db, consultant, "client.invited")
+    assert [(e["organizationId"], e["source"]) for e in invited] == [
+        (first.organization_id, "single"),
+        (second.organization_id, "bulk"),
+    ]
+    assert invited[0]["invitationId"] == sent.json()["data"]["id"] and invited[1]["message"] == "hello"
+
+
+def test_accepted_cancelled_and_ended(client, db, make):
+    consultant, admin, other = make.consultant(), make.admin(), make.admin()
+    webhook_factory.endpoint(db, consultant, URL)
+    invitation = client_factory.invitation(db, consultant, admin)
+    accepted = client.post("/api/invitations/accept", json={"invitationId": invitation.id}, headers=admin.headers)
+    assert accepted.status_code == 200
+    (event,) = events(db, consultant, "client.accepted")
+    assert event["relationshipId"] == accepted.json()["data"]["id"] and event["organizationId"] == admin.organization_id
+
+    withdrawn = client_factory.invitation(db, consultant, other)
+    client.post("/api/invitations/cancel", json={"invitationId": withdrawn.id}, headers=consultant.headers)
+    client.delete(f"/api/consultants/{consultant.user.id}", headers=admin.headers)
+    cancelled = events(db, consultant, "client.cancelled")
+    assert [(e["reason"], e["endedBy"], e["organizationId"]) for e in cancelled] == [
+        ("invitation_cancelled", "consultant", other.organization_id),
+        ("relationship_ended", "organization", admin.organization_id),
+    ]
+
+
+def test_nothing_is_written_without_a_subscription(client, db, make):
+    consultant, admin = make.consultant(), make.admin()
+    webhook_factory.endpoint(db, consultant, URL, events=("theme.updated",))
+    client.post("/api/invitations/send", json={"organizationId": admin.organization_id}, headers=consultant.headers)
+    assert events(db, consultant, "client.invited") == []
+
+
+def test_a_client_crossing_100_acts_is_a_milestone_once(db, make, runtime):
+    consultant, admin = make.consultant(), make.admin()
+    client_factory.client(db, consultant, admin)
+    webhook_factory.endpoint(db, consultant, URL)
+    caller = principal(admin)
+    for n in range(101):
+        kindness.create_act(
+            db, runtime.cache, caller=caller, description=f"act {n}", category="community", verification_level=3,
+            recipient_id=f"outsider-{n}",
+        )
+    (milestone,) = events(db, consultant, "portfolio.milestone")
+    assert (milestone["metric"], milestone["threshold"], milestone["value"]) == ("kindness_acts", 100, 100)
+
+
+def test_verified_volunteer_hours_crossing_100_is_a_milestone(db, make):
+    consultant, admin = make.consultant(), make.admin()
+    client_factory.client(db, consultant, admin)
+    webhook_factory.endpoint(db, consultant, URL)
+    start = dt.datetime.now(dt.UTC) - dt.timedelta(minutes=10)
+    # Ten-hour opportunities: the tenth verified check-in reaches 100 hours.
+    for n in range(10):
+        member = make.member(admin)
+        place = opportunity(db, admin, starts_at=start, ends_at=start + dt.timedelta(hours=10))
+        volunteering.check_in(db, caller=principal(member), opportunity_id=place.id, latitude=CENTRE[0], longitude=CENTRE[1])
+        assert len(events(db, consultant, "portfolio.milestone")) == (1 if n == 9 else 0)
+    assert db.scalar(select(CheckIn).limit(1)).verified
+    (milestone,) = events(db, consultant, "portfolio.milestone")
+    assert (milestone["metric"], milestone["threshold"]) == ("volunteer_hours", 100)
