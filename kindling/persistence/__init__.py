@@ -5,6 +5,7 @@ from kindling.persistence import (  # noqa: F401
     clients,
     donations,
     inbound_webhooks,
+    themes,
     volunteering,
     wellbeing,
 )
