@@ -164,3 +164,28 @@ def test_save_theme_service_upserts(db, make, theme, other_theme):
         db, consultant_id=consultant.user.id, organization_id=admin.organization_id, theme=other_theme
     )
     assert second is first and second.as_theme() == other_theme
+
+
+def test_a_first_save_that_loses_a_race_replaces_the_winners_theme(db, make, theme, other_theme, monkeypatch):
+    consultant, admin = make.consultant(), make.admin()
+    client_factories.client(db, consultant, admin)
+    saved_theme(db, consultant, admin, theme)
+    db.expunge_all()
+    # As if the other request's theme arrived just after this one looked and found none.
+    real_get, misses = db.get, []
+
+    def get_missing_once(entity, ident, **kwargs):
+        if entity is OrganizationTheme and not misses:
+            misses.append(ident)
+            return None
+        return real_get(entity, ident, **kwargs)
+
+    monkeypatch.setattr(db, "get", get_missing_once)
+    saved = themes.save_theme(
+        db, consultant_id=consultant.user.id, organization_id=admin.organization_id, theme=other_theme
+    )
+    assert misses == [admin.organization_id]
+    assert saved.as_theme() == other_theme
+    monkeypatch.undo()
+    (only,) = stored(db, admin.organization_id)
+    assert only.as_theme() == other_theme
