@@ -23,9 +23,11 @@ def sign_up(server, **fields) -> str:
     return response.json()["data"]["session"]["token"]
 
 
-def schemathesis(server, token: str, *selection: str) -> subprocess.CompletedProcess:
+def schemathesis(
+    server, token: str, *selection: str, config: pathlib.Path = ROOT / "schemathesis.toml"
+) -> subprocess.CompletedProcess:
     command = [
-        sys.executable, "-m", "schemathesis.cli", "run", str(ROOT / "openapi.yaml"),
+        sys.executable, "-m", "schemathesis.cli", "--config-file", str(config), "run", str(ROOT / "openapi.yaml"),
         "--url", server.url, "-H", f"Authorization: Bearer {token}",
         "--max-examples", MAX_EXAMPLES, "--no-color", "--seed", "1", *selection,
     ]

@@ -11,6 +11,7 @@ from sqlalchemy import select
 from kindling.persistence.webhooks import WebhookEvent
 from kindling.persistence.volunteering import CheckIn
 from kindling.services import kindness, volunteering
+from kindling.themes import generate_theme
 from tests.factories import clients as client_factory
 from tests.factories import webhooks as webhook_factory
 from tests.factories.kindness import principal
@@ -99,3 +100,18 @@ def test_verified_volunteer_hours_crossing_100_is_a_milestone(db, make):
     assert db.scalar(select(CheckIn).limit(1)).verified
     (milestone,) = events(db, consultant, "portfolio.milestone")
     assert (milestone["metric"], milestone["threshold"]) == ("volunteer_hours", 100)
+
+
+def test_a_saved_theme_is_announced_to_every_consultant_of_the_organization(client, db, make):
+    saver, other, outsider, admin = make.consultant(), make.consultant(), make.consultant(), make.admin()
+    for consultant in (saver, other):
+        client_factory.client(db, consultant, admin)
+    for consultant in (saver, other, outsider):
+        webhook_factory.endpoint(db, consultant, URL)
+    theme = generate_theme("#3366cc")
+    response = client.post("/api/theme/save", json={"organizationId": admin.organization_id, "theme": theme}, headers=saver.headers)
+    assert response.status_code == 200
+    for consultant in (saver, other):
+        (event,) = events(db, consultant, "theme.updated")
+        assert event["organizationId"] == admin.organization_id and event["theme"] == theme
+    assert events(db, outsider, "theme.updated") == []

@@ -6,6 +6,7 @@ from kindling.persistence import (  # noqa: F401
     donations,
     inbound_webhooks,
     kindness,
+    themes,
     volunteering,
     webhooks,
     wellbeing,

@@ -238,15 +238,18 @@ def list_consultants(db: DbSession, *, organization_id: str) -> list[ClientRelat
     return list(db.scalars(query.order_by(func.lower(User.name), User.id)))
 
 
+def is_client(db: DbSession, *, consultant_id: str, organization_id: str) -> bool:
+    """Whether the organization is in an active relationship with the consultant."""
+    return db.scalar(_active_relationship(consultant_id, organization_id)) is not None
+
+
 def end_relationship(
     db: DbSession, *, consultant_id: str, organization_id: str, ended_by: str
 ) -> ClientRelationship:
     """End the active relationship between a consultant and an organization: `ended_by` is
     the side that asked, "consultant" or "organization"."""
     relationship = db.scalar(
-        _active_relationships()
-        .where(ClientRelationship.consultant_id == consultant_id, ClientRelationship.organization_id == organization_id)
-        .with_for_update(of=ClientRelationship)
+        _active_relationship(consultant_id, organization_id).with_for_update(of=ClientRelationship)
     )
     if relationship is None:
         raise NotFound("No active client relationship")
@@ -305,4 +308,11 @@ def _active_relationships():
         .join(ClientRelationship.consultant)
         .where(ClientRelationship.status == ACTIVE)
         .options(contains_eager(ClientRelationship.organization), contains_eager(ClientRelationship.consultant))
+    )
+
+
+def _active_relationship(consultant_id: str, organization_id: str):
+    """The active relationship between a consultant and an organization."""
+    return _active_relationships().where(
+        ClientRelationship.consultant_id == consultant_id, ClientRelationship.organization_id == organization_id
     )

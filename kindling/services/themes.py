@@ -1,12 +1,22 @@
-"""Theme generation with palette advice from the AI provider, and theme checks."""
+"""Theme generation with palette advice from the AI provider, theme checks, and each
+organization's saved theme."""
 
 from __future__ import annotations
 
 import logging
 
+from sqlalchemy import select
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import Session as DbSession, joinedload
+
 from kindling import palette_intent, themes
+from kindling.access import Principal
 from kindling.config import Settings
-from kindling.errors import BadRequest, ServiceUnavailable
+from kindling.errors import BadRequest, Forbidden, NotFound, ServiceUnavailable
+from kindling.persistence.accounts import Organization
+from kindling.persistence.base import utcnow
+from kindling.persistence.themes import OrganizationTheme
+from kindling.services import clients, webhooks
 
 log = logging.getLogger(__name__)
 
@@ -49,6 +59,70 @@ def generate(
 
 def check(*, theme: dict) -> dict:
     """The theme's failing contrast pairs and out-of-gamut values, with a repaired copy."""
+    _require_valid(theme)
+    return themes.check_theme(theme)
+
+
+def save_theme(db: DbSession, *, consultant_id: str, organization_id: str, theme: dict) -> OrganizationTheme:
+    """Make `theme` the organization's theme, in place of any before it (its consultants only)."""
+    # An organization that is not the consultant's client and one that does not exist
+    # are refused alike, so saving reveals nothing about other organizations.
+    if not clients.is_client(db, consultant_id=consultant_id, organization_id=organization_id):
+        raise Forbidden("You have no active client relationship with this organization")
+    _require_valid(theme)
+    modes = {mode: {name: theme[mode][name] for name in themes.TOKEN_NAMES} for mode in themes.MODES}
+    try:
+        with db.begin_nested():
+            saved = _store(db, organization_id, consultant_id, modes)
+    except IntegrityError:
+        # Another request stored the organization's first theme after we looked; this save
+        # replaces it like any later one.
+        saved = _store(db, organization_id, consultant_id, modes)
+    # The theme belongs to the organization: every consultant it is a client of hears of it.
+    organization = db.get_one(Organization, organization_id)
+    for client_of in clients.active_consultant_ids(db, organization_id=organization_id):
+        webhooks.emit(
+            db,
+            consultant_id=client_of,
+            type="theme.updated",
+            data={"organizationId": organization_id, "organizationName": organization.name, "theme": modes, "updatedAt": saved.updated_at},
+        )
+    return saved
+
+
+def _store(db: DbSession, organization_id: str, consultant_id: str, modes: dict) -> OrganizationTheme:
+    saved = db.get(OrganizationTheme, organization_id, with_for_update=True)
+    if saved is None:
+        saved = OrganizationTheme(organization_id=organization_id)
+        db.add(saved)
+    saved.light, saved.dark = modes["light"], modes["dark"]
+    saved.updated_at, saved.updated_by = utcnow(), consultant_id
+    db.flush()
+    return saved
+
+
+def get_theme(db: DbSession, *, caller: Principal, organization_id: str) -> OrganizationTheme:
+    """The organization's saved theme, for its members and the consultants it is a client of."""
+    # One answer for an organization the caller may not see and one that does not exist.
+    if not _may_read(db, caller, organization_id):
+        raise NotFound("No such organization")
+    saved = db.scalar(
+        select(OrganizationTheme)
+        .where(OrganizationTheme.organization_id == organization_id)
+        .options(joinedload(OrganizationTheme.organization, innerjoin=True))
+    )
+    if saved is None:
+        raise NotFound("This organization has no saved theme yet")
+    return saved
+
+
+def _may_read(db: DbSession, caller: Principal, organization_id: str) -> bool:
+    if caller.is_consultant:
+        return clients.is_client(db, consultant_id=caller.user_id, organization_id=organization_id)
+    return caller.organization_id == organization_id
+
+
+def _require_valid(theme: dict) -> None:
     problems = themes.validate_theme(theme)
     if problems:
         raise BadRequest(
@@ -56,5 +130,4 @@ def check(*, theme: dict) -> dict:
             "each an 'L C H' value (L 0-1, C 0-0.5, H 0-360)",
             details=problems,
         )
-    return themes.check_theme(theme)
 

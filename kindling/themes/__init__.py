@@ -2,6 +2,7 @@
 from .contrast import MIN_CONTRAST, check_theme, contrast
 from .css import theme_css
 from .palette import CHART_MIN_DELTA_E, MOODS, generate_theme
+from .preview import CONTENT_SECURITY_POLICY, theme_preview
 from .srgb import parse_hex, to_hex
 from .tokens import (
     CONTRAST_PAIRS,
@@ -15,6 +16,7 @@ from .tokens import (
 
 __all__ = [
     "CHART_MIN_DELTA_E",
+    "CONTENT_SECURITY_POLICY",
     "CONTRAST_PAIRS",
     "MIN_CONTRAST",
     "MODES",
@@ -28,6 +30,7 @@ __all__ = [
     "parse_hex",
     "parse_value",
     "theme_css",
+    "theme_preview",
     "to_hex",
     "validate_theme",
 ]

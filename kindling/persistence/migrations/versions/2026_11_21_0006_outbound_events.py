@@ -1,7 +1,7 @@
 """outbound events
 
 Revision ID: 0006
-Revises: 0004
+Revises: 0005
 """
 
 from alembic import op
@@ -10,7 +10,7 @@ import kindling.persistence.base
 
 
 revision = '0006'
-down_revision = '0004'
+down_revision = '0005'
 branch_labels = None
 depends_on = None
 

@@ -1,0 +1,55 @@
+"""schemathesis over the saved-theme operations with a real client organization, so their 200s are checked.
+
+The general contract run (tests/test_contract.py) has no client relationship to use, so there
+these operations only ever answer 403 or 404.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from kindling.persistence.database import upgrade
+from kindling.themes import generate_theme
+from tests.test_contract import ROOT, failures, schemathesis, sign_up
+from tests.test_theme_preview_render import call
+
+OPERATIONS = ("save_theme", "get_theme", "get_theme_css", "preview_theme")
+
+
+def toml_value(value) -> str:
+    """A TOML inline value of strings and tables (JSON's string escapes are TOML's)."""
+    if isinstance(value, dict):
+        return "{ " + ", ".join(f"{json.dumps(key)} = {toml_value(item)}" for key, item in value.items()) + " }"
+    return json.dumps(value)
+
+
+@pytest.mark.live
+def test_theme_operations_honour_the_contract_for_a_client(fresh_database_url, live_server, tmp_path):
+    upgrade(fresh_database_url)
+    server = live_server(DATABASE_URL=fresh_database_url, RATE_LIMIT_MULTIPLIER="1000")
+    consultant = sign_up(server, email="consultant@fuzz.test", accountType="consultant")
+    admin = sign_up(server, email="admin@fuzz.test", organizationName="Fuzzing Org")
+    organization_id = call(server, "GET", "/api/auth/session", admin).json()["data"]["user"]["organizationId"]
+    invitation = call(server, "POST", "/api/invitations/send", consultant, json={"organizationId": organization_id})
+    call(server, "POST", "/api/invitations/accept", admin, json={"invitationId": invitation.json()["data"]["id"]})
+    theme = generate_theme("#3366ff")
+    call(server, "POST", "/api/theme/save", consultant, json={"organizationId": organization_id, "theme": theme})
+    saved_at = call(server, "GET", f"/api/theme/{organization_id}", admin).json()["data"]["updatedAt"]
+
+    # The project's configuration, with this organization and a valid theme in every request.
+    fixed = {"path.organizationId": organization_id, "body.organizationId": organization_id,
+             "body.theme": theme}
+    config = tmp_path / "schemathesis.toml"
+    config.write_text(
+        "[parameters]\n" + "".join(f"{json.dumps(key)} = {toml_value(value)}\n" for key, value in fixed.items())
+        + (ROOT / "schemathesis.toml").read_text()
+    )
+    selection = [argument for name in OPERATIONS
+                 for argument in ("--include-operation-id", f"kindling.handlers.themes.{name}")]
+    run = schemathesis(server, consultant, *selection, config=config)
+    assert run.returncode == 0, failures(run)
+    # Every operation got past access control to a saved theme, and saving succeeded.
+    assert "Authentication failed" not in run.stdout and "Missing test data" not in run.stdout, run.stdout
+    assert call(server, "GET", f"/api/theme/{organization_id}", admin).json()["data"]["updatedAt"] > saved_at
