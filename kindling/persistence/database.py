@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import pathlib
 
-from alembic import command
-from alembic.config import Config
 from sqlalchemy import Engine, create_engine, event
 from sqlalchemy.orm import Session, sessionmaker
 
@@ -59,7 +57,11 @@ def make_session_factory(engine: Engine) -> sessionmaker[Session]:
     return sessionmaker(bind=engine, expire_on_commit=False)
 
 
-def alembic_config(url: str) -> Config:
+def alembic_config(url: str):
+    """Alembic's configuration for the database at `url`."""
+    # Imported here: the server imports this module at start and never migrates in workers.
+    from alembic.config import Config
+
     config = Config()
     config.set_main_option("script_location", str(MIGRATIONS))
     config.set_main_option("file_template", "%%(year)d_%%(month).2d_%%(day).2d_%%(rev)s_%%(slug)s")
@@ -69,4 +71,6 @@ def alembic_config(url: str) -> Config:
 
 def upgrade(url: str, revision: str = "heads") -> None:
     """Bring the database at `url` to the newest schema."""
+    from alembic import command
+
     command.upgrade(alembic_config(url), revision)

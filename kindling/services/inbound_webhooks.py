@@ -15,7 +15,6 @@ import stripe
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 from standardwebhooks.webhooks import EmptyWebhookSecretError
-from svix.webhooks import Webhook as SvixWebhook, WebhookVerificationError
 
 from kindling.errors import BadRequest, ServiceUnavailable
 from kindling.persistence.inbound_webhooks import InboundWebhookEvent
@@ -63,6 +62,10 @@ def receive_identity_event(db: Session, *, payload: bytes, headers: Mapping[str,
     """Verify a Svix-signed delivery and mirror the user event onto the linked account; the outcome."""
     if not secret:
         raise ServiceUnavailable("Identity webhooks are not configured", code="webhook_not_configured")
+    # Importing svix loads its whole API client (about half a second): done on the first
+    # identity event rather than at every server start.
+    from svix.webhooks import Webhook as SvixWebhook, WebhookVerificationError
+
     try:
         verifier = SvixWebhook(secret)
     except (ValueError, EmptyWebhookSecretError):
