@@ -109,8 +109,8 @@ def seed(database_url: str) -> tuple[str, str, str]:
             organization_name=f"Load {stamp}",
         )
         token, _ = accounts.start_session(db, user)
-    caller = authenticate(sessions, token)
     cache = MemoryCache()
+    caller = authenticate(sessions, cache, token)
     with sessions.begin() as db:
         for n in range(2000):
             kindness.create_act(db, cache, caller=caller, **_act_fields(n))

@@ -49,6 +49,7 @@ def create_app(settings: Settings | None = None) -> connexion.FlaskApp:
         position=MiddlewarePosition.BEFORE_EXCEPTION,
         limiter=state.limiter,
         session_factory=state.session_factory,
+        cache=state.cache,
     )
     app.add_middleware(RequestGuardMiddleware, position=MiddlewarePosition.BEFORE_ROUTING)
     app.add_middleware(

@@ -120,10 +120,11 @@ class RateLimitMiddleware:
     Sits outside Connexion's exception handling so that its headers reach error responses too.
     """
 
-    def __init__(self, app, *, limiter: RateLimiter, session_factory) -> None:
+    def __init__(self, app, *, limiter: RateLimiter, session_factory, cache) -> None:
         self.app = app
         self.limiter = limiter
         self.session_factory = session_factory
+        self.cache = cache
 
     async def __call__(self, scope, receive, send):
         if scope["type"] != "http" or not scope["path"].startswith("/api/"):
@@ -150,7 +151,7 @@ class RateLimitMiddleware:
 
     def _admit(self, scope) -> tuple[Principal | None, Decision]:
         token = security.token_from_headers(Headers(scope=scope))
-        principal = security.authenticate(self.session_factory, token)
+        principal = security.authenticate(self.session_factory, self.cache, token)
         key = principal.user_id if principal else _client_ip(scope)
         decisions = [self.limiter.hit(rule, key) for rule in rules_for(scope["path"], principal)]
         denied = [d for d in decisions if not d.allowed]

@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import hashlib
 import http.cookies
+import json
 
-from sqlalchemy import select
+from sqlalchemy import event, select
 from sqlalchemy.orm import Session as DbSession, sessionmaker
 
 from kindling.access import Principal
+from kindling.cache import Cache
 from kindling.persistence.accounts import Session, User
 from kindling.persistence.base import utcnow
 
@@ -18,6 +21,7 @@ SESSION_LIFETIME = dt.timedelta(days=7)
 # A session is pushed forward at most once a day, so most requests never write.
 SESSION_RENEWAL = dt.timedelta(days=1)
 PRINCIPAL_KEY = "kindling.principal"
+PRINCIPAL_TTL = 30
 
 
 def hash_token(token: str) -> str:
@@ -50,16 +54,24 @@ def _cookie_token(cookie_header: str | None) -> str | None:
     return morsel.value if morsel is not None else None
 
 
-def authenticate(session_factory: sessionmaker[DbSession], token: str | None) -> Principal | None:
-    """The principal of a live session for `token`, renewing the session when due."""
+def authenticate(session_factory: sessionmaker[DbSession], cache: Cache, token: str | None) -> Principal | None:
+    """The principal of a live session for `token`, renewing the session when due.
+
+    Principals are kept in the cache store for up to PRINCIPAL_TTL seconds (never past the
+    session's expiry), so most requests skip the database; revoking a session forgets it.
+    """
     if not token or len(token) > 512:
         return None
+    token_hash = hash_token(token)
+    cached = cache.get(_principal_key(token_hash))
+    if cached is not None:
+        return Principal(**json.loads(cached))
     now = utcnow()
     with session_factory() as db:
         row = db.execute(
             select(Session, User)
             .join(User, User.id == Session.user_id)
-            .where(Session.token_hash == hash_token(token))
+            .where(Session.token_hash == token_hash)
         ).first()
         if row is None:
             return None
@@ -69,13 +81,32 @@ def authenticate(session_factory: sessionmaker[DbSession], token: str | None) ->
         if session.expires_at - SESSION_LIFETIME + SESSION_RENEWAL <= now:
             session.expires_at = now + SESSION_LIFETIME
             db.commit()
-        return Principal(
+        principal = Principal(
             user_id=user.id,
             account_type=user.account_type,
             organization_id=user.organization_id,
             role=user.role,
             session_id=session.id,
         )
+        ttl = min(PRINCIPAL_TTL, int((session.expires_at - now).total_seconds()))
+        if ttl > 0:
+            cache.set(_principal_key(token_hash), json.dumps(dataclasses.asdict(principal)), ttl)
+        return principal
+
+
+def forget_after_commit(db: DbSession, cache: Cache, token_hashes: list[str]) -> None:
+    """Drop cached principals of these sessions once the transaction revoking them commits
+    (earlier, a concurrent request could cache them again from the unrevoked rows)."""
+
+    def forget(_session: DbSession) -> None:
+        for token_hash in token_hashes:
+            cache.delete(_principal_key(token_hash))
+
+    event.listen(db, "after_commit", forget, once=True)
+
+
+def _principal_key(token_hash: str) -> str:
+    return f"principal:{token_hash}"
 
 
 async def session_info(_token: str, request) -> dict | None:

@@ -208,3 +208,12 @@ def test_conflicting_cookie_and_bearer_are_refused(client, make):
     for forged in (second.token, "forged", ""):
         headers = {"Authorization": f"Bearer {first.token}", "Cookie": f"{COOKIE_NAME}={forged}"}
         assert client.get("/api/auth/session", headers=headers).status_code == 401
+
+
+def test_a_revoked_session_is_refused_at_once_though_its_principal_was_cached(client, make, runtime):
+    first, second = make.admin(), make.admin()
+    for account in (first, second):
+        assert client.get("/api/auth/session", headers=account.headers).status_code == 200
+    assert client.post("/api/auth/sign-out", headers=first.headers).status_code == 200
+    assert client.get("/api/auth/session", headers=first.headers).status_code == 401
+    assert client.get("/api/auth/session", headers=second.headers).status_code == 200

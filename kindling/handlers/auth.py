@@ -31,7 +31,7 @@ def sign_in(body: dict):
 
 
 def sign_out(token_info: dict):
-    accounts.end_session(db(), access.principal(token_info).session_id)
+    accounts.end_session(db(), runtime().cache, access.principal(token_info).session_id)
     response = flask.make_response({"success": True}, 200)
     response.delete_cookie(COOKIE_NAME, path="/", secure=runtime().settings.production, httponly=True, samesite="Lax")
     return response

@@ -22,6 +22,7 @@ def receive_payment_event():
 def receive_identity_event():
     outcome = inbound_webhooks.receive_identity_event(
         db(),
+        runtime().cache,
         payload=flask.request.get_data(),
         headers=dict(flask.request.headers),
         secret=runtime().settings.auth_webhook_secret,

@@ -11,11 +11,12 @@ from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session as DbSession
 
+from kindling.cache import Cache
 from kindling.errors import BadRequest, Conflict, RateLimited, Unauthenticated
 from kindling.persistence.accounts import Organization, Session, User
 from kindling.persistence.base import utcnow
 from kindling.ratelimit import RateLimiter
-from kindling.security import SESSION_LIFETIME, hash_token
+from kindling.security import SESSION_LIFETIME, forget_after_commit, hash_token
 
 # OWASP's argon2id baseline: 19 MiB, 2 iterations, 1 lane.
 _hasher = PasswordHasher(time_cost=2, memory_cost=19456, parallelism=1)
@@ -124,17 +125,21 @@ def start_session(db: DbSession, user: User) -> tuple[str, Session]:
     return token, session
 
 
-def end_session(db: DbSession, session_id: str) -> None:
+def end_session(db: DbSession, cache: Cache, session_id: str) -> None:
+    """Revoke one session."""
     session = db.get(Session, session_id)
     if session is not None and session.revoked_at is None:
         session.revoked_at = utcnow()
+        forget_after_commit(db, cache, [session.token_hash])
 
 
-def revoke_all_sessions(db: DbSession, user_id: str) -> None:
+def revoke_all_sessions(db: DbSession, cache: Cache, user_id: str) -> None:
     """Revoke every live session of a user."""
     now = utcnow()
-    for session in db.scalars(select(Session).where(Session.user_id == user_id, Session.revoked_at.is_(None))):
+    sessions = list(db.scalars(select(Session).where(Session.user_id == user_id, Session.revoked_at.is_(None))))
+    for session in sessions:
         session.revoked_at = now
+    forget_after_commit(db, cache, [session.token_hash for session in sessions])
 
 
 def get_session(db: DbSession, session_id: str) -> Session:

@@ -13,6 +13,7 @@ import logging
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from kindling.cache import Cache
 from kindling.persistence.accounts import User
 from kindling.services import accounts
 
@@ -57,10 +58,10 @@ def verified_primary_email(data: dict) -> str | None:
     return None
 
 
-def apply_event(db: Session, *, event_type: str, user: User, data: dict) -> bool:
+def apply_event(db: Session, cache: Cache, *, event_type: str, user: User, data: dict) -> bool:
     """Apply a user event to its linked account; False when nothing changed."""
     if event_type == "user.deleted":
-        return deactivate(db, user=user)
+        return deactivate(db, cache, user=user)
     return mirror_profile(db, user=user, data=data)
 
 
@@ -84,10 +85,10 @@ def mirror_profile(db: Session, *, user: User, data: dict) -> bool:
     return changed
 
 
-def deactivate(db: Session, *, user: User) -> bool:
+def deactivate(db: Session, cache: Cache, *, user: User) -> bool:
     """Deactivate the account and revoke every session it holds."""
     changed = user.active
     user.active = False
-    accounts.revoke_all_sessions(db, user.id)
+    accounts.revoke_all_sessions(db, cache, user.id)
     db.flush()
     return changed

@@ -16,6 +16,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 from standardwebhooks.webhooks import EmptyWebhookSecretError
 
+from kindling.cache import Cache
 from kindling.errors import BadRequest, ServiceUnavailable
 from kindling.persistence.inbound_webhooks import InboundWebhookEvent
 from kindling.services import donations, identity
@@ -58,7 +59,9 @@ def receive_payment_event(db: Session, *, payload: bytes, signature: str | None,
     return PROCESSED if changed else IGNORED
 
 
-def receive_identity_event(db: Session, *, payload: bytes, headers: Mapping[str, str], secret: str | None) -> str:
+def receive_identity_event(
+    db: Session, cache: Cache, *, payload: bytes, headers: Mapping[str, str], secret: str | None
+) -> str:
     """Verify a Svix-signed delivery and mirror the user event onto the linked account; the outcome."""
     if not secret:
         raise ServiceUnavailable("Identity webhooks are not configured", code="webhook_not_configured")
@@ -94,7 +97,7 @@ def receive_identity_event(db: Session, *, payload: bytes, headers: Mapping[str,
     user = identity.resolve_user(db, event_type=event_type, data=data) if isinstance(data, dict) else None
     if user is None:
         return IGNORED
-    return PROCESSED if identity.apply_event(db, event_type=event_type, user=user, data=data) else IGNORED
+    return PROCESSED if identity.apply_event(db, cache, event_type=event_type, user=user, data=data) else IGNORED
 
 
 def _holds_nul(value: object) -> bool:
