@@ -106,7 +106,7 @@ def _indicator_table(report: Report, cell: ParagraphStyle, number: ParagraphStyl
         [
             Paragraph(escape(line.code), cell),
             Paragraph(escape(line.title), cell),
-            Paragraph(display_value(line), number),
+            Paragraph(_display_value(line), number),
             Paragraph(escape(line.unit), cell),
             Paragraph(f"{line.evidence.verified:,} / {line.evidence.total:,}", number),
         ]
@@ -125,7 +125,7 @@ def _indicator_table(report: Report, cell: ParagraphStyle, number: ParagraphStyl
     return table
 
 
-def display_value(line: Line) -> str:
+def _display_value(line: Line) -> str:
     """The value as the PDF prints it: thousands separated, the unit's decimals, or `withheld`."""
     if line.value is None:
         return WITHHELD

@@ -8,7 +8,6 @@ import json
 from collections.abc import Callable
 from decimal import ROUND_HALF_UP, Decimal
 
-from connexion.jsonifier import JSONEncoder
 from sqlalchemy.orm import Session
 
 from kindling import money
@@ -91,9 +90,9 @@ def report_document(report: Report) -> dict:
         "framework": report.framework.id,
         "organizationId": report.organization.id,
         "period": report.window.period,
-        "from": report.window.start,
-        "to": report.window.end,
-        "generatedAt": report.generated_at,
+        "from": report.window.start.isoformat(),
+        "to": report.window.end.isoformat(),
+        "generatedAt": report.generated_at.isoformat(),
         "complianceRate": report.compliance_rate,
         "indicators": [
             {
@@ -122,10 +121,11 @@ def export_report(
     if file_format == "csv":
         content = report_csv(report).encode()
     elif file_format == "json":
-        content = json.dumps({"data": report_document(report)}, cls=JSONEncoder, ensure_ascii=False).encode()
+        content = json.dumps({"data": report_document(report)}, ensure_ascii=False).encode()
     else:
         content = report_pdf(report)
-    name = f"kindling-{report.framework.id}-{report.organization.slug}-{period}-{report.generated_at:%Y-%m-%d}.{file_format}"
+    window = report.window
+    name = f"kindling-{report.framework.id}-{report.organization.slug}-{window.period}-{window.end:%Y-%m-%d}.{file_format}"
     return ExportFile(filename=name, media_type=MEDIA_TYPES[file_format], content=content)
 
 

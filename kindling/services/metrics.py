@@ -77,7 +77,7 @@ class Wellbeing:
     """One organization's wellbeing survey in a window; averages unrounded."""
 
     respondents: int  # distinct people who answered
-    member_respondents: int  # of them, people who are active members now
+    member_respondents: int  # of them, people who are still active members
     active_members: int
     responses: int
     mood_average: float | None
@@ -225,9 +225,7 @@ def wellbeing(db: Session, *, organization_ids: Collection[str], window: Window)
             select(
                 WellbeingResponse.organization_id,
                 func.count(func.distinct(WellbeingResponse.user_id)),
-                func.count(func.distinct(WellbeingResponse.user_id)).filter(
-                    member, User.organization_id == WellbeingResponse.organization_id
-                ),
+                func.count(func.distinct(WellbeingResponse.user_id)).filter(member),
                 func.count(),
                 func.avg(WellbeingResponse.mood),
                 func.avg(WellbeingResponse.stress),
