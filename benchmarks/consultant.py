@@ -2,7 +2,12 @@
 
     DATABASE_URL=postgresql+psycopg2://… [REDIS_URL=redis://…] python -m benchmarks.consultant [--runs 5]
 
-Use a scratch database: organizations, consultants and invitations are added to it.
+Use a scratch database: organizations, consultants and invitations are added to it, and for
+the portfolio export (PostgreSQL only) 1,000 client organizations of one consultant, seeded in
+SQL with generate_series: 10 members each, 1,000,000 kindness acts in all spread over the last
+364 days, 3 volunteer opportunities each with every member checked in (a quarter unverified),
+and 100 donations each in mixed statuses. The export is timed for a month (CSV and JSON) and
+for a year, whose window holds all 1,000,000 acts.
 Each measurement is the wall time of one HTTP request on loopback, so it is the server's
 time plus a fraction of a millisecond. The server runs with RATE_LIMIT_MULTIPLIER=1000.
 """
@@ -19,6 +24,7 @@ import time
 import uuid
 
 import requests
+from sqlalchemy import text
 
 from kindling.config import Settings
 from kindling.persistence.accounts import Organization
@@ -27,6 +33,9 @@ from kindling.services import accounts
 from tests.live import LiveServer
 
 ROWS = 500
+EXPORT_CLIENTS = 1_000
+EXPORT_ACTS = 1_000_000
+EXPORT_MEMBERS = 10  # per client
 
 
 @dataclasses.dataclass
@@ -45,7 +54,8 @@ class Fixtures:
     """Records made straight in the database, committed, with names unique to this run."""
 
     def __init__(self, settings: Settings) -> None:
-        self.sessions = make_session_factory(make_engine(settings.database_url))
+        self.engine = make_engine(settings.database_url)
+        self.sessions = make_session_factory(self.engine)
         self.run = uuid.uuid4().hex[:8]
         self.sequence = itertools.count(1)
 
@@ -60,6 +70,10 @@ class Fixtures:
             return [organization.id for organization in made]
 
     def consultant_headers(self) -> dict:
+        return self.consultant()[1]
+
+    def consultant(self) -> tuple[str, dict]:
+        """A new consultant's id and the headers of its session."""
         with self.sessions() as db:
             user = accounts.sign_up(
                 db,
@@ -70,12 +84,12 @@ class Fixtures:
             )
             token, _ = accounts.start_session(db, user)
             db.commit()
-        return {"Authorization": f"Bearer {token}"}
+        return user.id, {"Authorization": f"Bearer {token}"}
 
 
-def timed_post(url: str, **kwargs) -> tuple[float, requests.Response]:
+def timed(method: str, url: str, **kwargs) -> tuple[float, requests.Response]:
     started = time.perf_counter()
-    response = requests.post(url, timeout=60, **kwargs)
+    response = requests.request(method, url, timeout=60, **kwargs)
     elapsed = time.perf_counter() - started
     response.raise_for_status()
     return elapsed, response
@@ -89,10 +103,10 @@ def bulk_invite(server: LiveServer, fixtures: Fixtures, runs: int) -> list[Resul
     fresh, repeated = [], []
     for _ in range(runs):
         headers = fixtures.consultant_headers()
-        seconds, response = timed_post(server.url + "/api/bulk/invite", files=files, headers=headers)
+        seconds, response = timed("POST", server.url + "/api/bulk/invite", files=files, headers=headers)
         assert response.json()["invited"] == ROWS, response.json()["failed"]
         fresh.append(seconds)
-        seconds, response = timed_post(server.url + "/api/bulk/invite", files=files, headers=headers)
+        seconds, response = timed("POST", server.url + "/api/bulk/invite", files=files, headers=headers)
         assert response.json()["invited"] == ROWS
         repeated.append(seconds)
     return [
@@ -101,8 +115,118 @@ def bulk_invite(server: LiveServer, fixtures: Fixtures, runs: int) -> list[Resul
     ]
 
 
+# The portfolio of one consultant: clients with members, a year of acts, check-ins and donations.
+PORTFOLIO_SEED = [
+    """
+    CREATE TEMP TABLE seed_clients ON COMMIT DROP AS
+    SELECT g - 1 AS n, gen_random_uuid()::text AS id FROM generate_series(1, :clients) AS g
+    """,
+    """
+    INSERT INTO organizations (id, name, slug, join_code, currency, created_at)
+    SELECT id, 'Bench ' || :run || ' client ' || lpad(n::text, 4, '0'), 'bench-' || :run || '-client-' || n,
+           substr(md5(id), 1, 16), 'USD', now()
+    FROM seed_clients
+    """,
+    """
+    CREATE TEMP TABLE seed_people ON COMMIT DROP AS
+    SELECT c.n AS client, m - 1 AS m, c.id AS organization_id, gen_random_uuid()::text AS id
+    FROM seed_clients AS c CROSS JOIN generate_series(1, :members) AS m
+    """,
+    """
+    INSERT INTO users (id, email, name, password_hash, account_type, organization_id, role, active, created_at)
+    SELECT id, 'bench-' || :run || '-' || client || '-' || m || '@example.test', 'Member ' || m, '!', 'member',
+           organization_id, CASE WHEN m = 0 THEN 'admin' ELSE 'member' END, true, now()
+    FROM seed_people
+    """,
+    """
+    INSERT INTO invitations (id, consultant_id, organization_id, status, created_at, expires_at, responded_at)
+    SELECT gen_random_uuid()::text, :consultant, id, 'accepted', now(), now() + interval '14 days', now()
+    FROM seed_clients
+    """,
+    """
+    INSERT INTO client_relationships (id, consultant_id, organization_id, invitation_id, status, accepted_at)
+    SELECT gen_random_uuid()::text, consultant_id, organization_id, id, 'active', now()
+    FROM invitations WHERE consultant_id = :consultant
+    """,
+    # Act g belongs to client g % clients; its moment is spread over the last 364 days.
+    """
+    INSERT INTO kindness_acts (id, organization_id, user_id, recipient_id, description, category,
+                               verification_level, media, ripple_count, created_at, updated_at)
+    SELECT gen_random_uuid()::text, p.organization_id, p.id, 'outsider-' || (g % 997), 'Covered a shift',
+           (ARRAY['peer_recognition', 'community', 'wellbeing'])[1 + g % 3], 1 + (g / 7) % 5, '[]', 0,
+           now() - ((g::bigint * 7919) % (364 * 1440)) * interval '1 minute',
+           now() - ((g::bigint * 7919) % (364 * 1440)) * interval '1 minute'
+    FROM generate_series(0, :acts - 1) AS g
+    JOIN seed_people AS p ON p.client = g % :clients AND p.m = (g / :clients) % :members
+    """,
+    # Three opportunities a client (10, 100 and 300 days ago), each with every member checked in.
+    """
+    INSERT INTO volunteer_opportunities (id, organization_id, created_by, title, starts_at, ends_at,
+                                         latitude, longitude, radius_meters, created_at)
+    SELECT gen_random_uuid()::text, p.organization_id, p.id, 'Beach clean-up',
+           now() - d * interval '1 day', now() - d * interval '1 day' + interval '3 hours', 51.5, -0.12, 200, now()
+    FROM seed_people AS p CROSS JOIN (VALUES (10), (100), (300)) AS days(d) WHERE p.m = 0
+    """,
+    """
+    INSERT INTO volunteer_check_ins (id, opportunity_id, organization_id, user_id, checked_in_at, latitude,
+                                     longitude, distance_meters, verified, hours)
+    SELECT gen_random_uuid()::text, o.id, o.organization_id, p.id, o.starts_at, 51.5, -0.12, 0, p.m % 4 <> 3, 3
+    FROM volunteer_opportunities AS o JOIN seed_people AS p ON p.organization_id = o.organization_id
+    """,
+    # 100 donations a client over the year: most succeeded, some pending, failed or refunded.
+    """
+    INSERT INTO donations (id, organization_id, user_id, amount, currency, recipient_name, status,
+                           created_at, updated_at, succeeded_at)
+    SELECT gen_random_uuid()::text, p.organization_id, p.id, 500 + (g * 37) % 10000, 'USD', 'Shelter Trust',
+           (ARRAY['succeeded', 'succeeded', 'succeeded', 'pending', 'failed', 'refunded'])[1 + g % 6],
+           now() - (g % 364) * interval '1 day', now(), NULL
+    FROM generate_series(0, 100 * :clients - 1) AS g
+    JOIN seed_people AS p ON p.client = g % :clients AND p.m = (g / :clients) % :members
+    """,
+]
+
+
+def portfolio_export(server: LiveServer, fixtures: Fixtures, runs: int) -> list[Result]:
+    """GET /api/bulk/export of a consultant with 1,000 clients holding 1,000,000 kindness acts."""
+    engine = fixtures.engine
+    if engine.dialect.name != "postgresql":
+        print("note: the portfolio export is measured on PostgreSQL only (it seeds with generate_series)", file=sys.stderr)
+        return []
+    consultant_id, headers = fixtures.consultant()
+    started = time.perf_counter()
+    params = {
+        "run": fixtures.run, "consultant": consultant_id, "clients": EXPORT_CLIENTS,
+        "members": EXPORT_MEMBERS, "acts": EXPORT_ACTS,
+    }
+    with engine.begin() as connection:
+        for statement in PORTFOLIO_SEED:
+            connection.execute(text(statement), params)
+    with engine.connect().execution_options(isolation_level="AUTOCOMMIT") as connection:
+        for table in ("organizations", "users", "client_relationships", "kindness_acts", "volunteer_check_ins", "donations"):
+            connection.execute(text(f"VACUUM ANALYZE {table}"))
+    print(f"portfolio seeded in {time.perf_counter() - started:.0f} s", file=sys.stderr)
+    results = []
+    for period, file_format in (("month", "csv"), ("month", "json"), ("year", "csv")):
+        seconds = []
+        for _ in range(runs):
+            elapsed, response = timed(
+                "GET", server.url + "/api/bulk/export", params={"format": file_format, "period": period}, headers=headers
+            )
+            seconds.append(elapsed)
+        if file_format == "json":
+            rows = response.json()["data"]
+            assert len(rows) == EXPORT_CLIENTS
+        else:
+            lines = response.text.splitlines()
+            assert len(lines) == EXPORT_CLIENTS + 1
+            if period == "year":
+                assert sum(int(line.split(",")[1]) for line in lines[1:]) == EXPORT_ACTS
+        results.append(Result(f"portfolio export, {period}, {file_format}", seconds, target=2.0))
+    return results
+
+
 # Each measurement takes the server, the fixtures and the number of runs.
-MEASUREMENTS = [bulk_invite]
+MEASUREMENTS = [bulk_invite, portfolio_export]
 
 
 def main(argv: list[str] | None = None) -> int:

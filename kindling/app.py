@@ -14,6 +14,7 @@ from connexion.options import SwaggerUIOptions
 from kindling import errors
 from kindling.requestguard import RequestGuardMiddleware
 from kindling.cache import make_cache
+from kindling.compliance import load_frameworks
 from kindling.config import Settings
 from kindling.persistence.database import make_engine, make_session_factory
 from kindling.ratelimit import RateLimiter, RateLimitMiddleware
@@ -27,6 +28,8 @@ SPEC = pathlib.Path(__file__).with_name("openapi.yaml")
 def create_app(settings: Settings | None = None) -> connexion.FlaskApp:
     """Build a Kindling app for `settings` (by default, from the environment)."""
     settings = settings or Settings.from_env()
+    # A broken framework file stops the server here, not at the first compliance request.
+    load_frameworks()
     engine = make_engine(settings.database_url)
     state = Runtime(
         settings=settings,

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import flask
 from werkzeug.datastructures import FileStorage
 
 from kindling import access
 from kindling.requestguard import UPLOAD_LIMIT
 from kindling.errors import BadRequest, PayloadTooLarge
 from kindling.runtime import db
-from kindling.services import bulk
+from kindling.services import bulk, metrics, portfolio
 
 
 def invite_clients(token_info: dict, file: FileStorage | None = None):
@@ -45,3 +46,29 @@ def _result_body(result: bulk.RowResult) -> dict:
         "error": result.error,
         "code": result.code,
     }
+
+
+def export_portfolio(token_info: dict, format_: str, period: str = metrics.DEFAULT_PERIOD):
+    caller = access.consultant(token_info)
+    report = portfolio.build_portfolio(db(), consultant_id=caller.user_id, period=period)
+    if format_ == "csv":
+        exported = portfolio.portfolio_csv(report)
+        return flask.Response(exported.content, status=200, headers=exported.headers)
+    body = {
+        "data": [
+            {
+                "organizationId": row.organization_id,
+                "client": row.client,
+                "kindnessActs": row.kindness_acts,
+                "volunteerHours": float(row.volunteer_hours),
+                "donations": float(row.donations),
+                "complianceRate": row.compliance_rate,
+            }
+            for row in report.rows
+        ],
+        "period": report.window.period,
+        "from": report.window.start,
+        "to": report.window.end,
+        "generatedAt": report.generated_at,
+    }
+    return body, 200, {"Content-Type": "application/json"}

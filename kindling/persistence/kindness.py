@@ -19,6 +19,15 @@ class KindnessAct(Base):
         Index("ix_kindness_acts_organization_sender", "organization_id", "user_id", "created_at", "id"),
         # Acts received by one person: the ripple counts a new act of theirs raises.
         Index("ix_kindness_acts_organization_recipient", "organization_id", "recipient_id", "created_at"),
+        # Compliance reports and the portfolio export count acts per organization and period by
+        # level and category: covering, so they read the index alone (migration 0007).
+        Index(
+            "ix_kindness_acts_organization_created_evidence",
+            "organization_id",
+            "created_at",
+            "verification_level",
+            "category",
+        ),
     )
 
     id: Mapped[str] = mapped_column(String(36), primary_key=True, default=new_id)

@@ -1,0 +1,162 @@
+"""POST /api/compliance/export: the report as CSV, JSON and PDF files (DESIGN §8)."""
+
+from __future__ import annotations
+
+import csv
+import datetime as dt
+import io
+import re
+import subprocess
+
+import pypdf
+import pytest
+from PIL import Image, ImageStat
+
+CSV_HEADER = [
+    "Framework", "Organization", "Period", "From", "To", "Compliance Rate",
+    "Code", "Title", "Value", "Unit", "Evidence Verified", "Evidence Total",
+]
+
+
+def export(client, account, **body):
+    return client.post("/api/compliance/export", json=body, headers=account.headers)
+
+
+def today() -> str:
+    return dt.datetime.now(dt.UTC).strftime("%Y-%m-%d")
+
+
+@pytest.fixture
+def named(make):
+    """An admin whose organization's name a spreadsheet would run as a formula."""
+    return make.admin(organization_name='=HYPERLINK("http://evil.test","Acme, Inc")')
+
+
+def test_csv_has_a_header_and_a_row_per_indicator(client, busy):
+    response = export(client, busy, framework="gri", format="csv")
+
+    assert response.status_code == 200
+    assert response.headers["content-type"] == "text/csv; charset=utf-8"
+    slug = client.get("/api/auth/session", headers=busy.headers).json()["data"]["organization"]["slug"]
+    assert response.headers["content-disposition"] == f'attachment; filename="kindling-gri-{slug}-month-{today()}.csv"'
+    assert response.text.endswith("\r\n") and "\n" not in response.text.replace("\r\n", "")
+    rows = list(csv.reader(io.StringIO(response.text, newline="")))
+    assert rows[0] == CSV_HEADER
+    by_code = {row[6]: row for row in rows[1:]}
+    assert list(by_code) == ["201-1", "403-4", "403-6", "413-1"]
+    assert {row[0] for row in rows[1:]} == {"gri"} and {row[5] for row in rows[1:]} == {"54.5"}
+    assert by_code["201-1"][8:] == ["35.0", "USD", "2", "4"]
+    assert by_code["403-4"][8:] == ["", "percent", "0", "3"]  # withheld: an empty cell
+    assert by_code["413-1"][8:] == ["4.5", "hours", "2", "3"]
+
+
+def test_csv_cells_never_start_a_formula(client, named):
+    response = export(client, named, framework="social-value", format="csv", period="week")
+
+    rows = list(csv.reader(io.StringIO(response.text, newline="")))
+    assert {row[1] for row in rows[1:]} == {'\'=HYPERLINK("http://evil.test","Acme, Inc")'}
+    # RFC 4180: the comma and the quotes are quoted, the quotes doubled.
+    assert '"\'=HYPERLINK(""http://evil.test"",""Acme, Inc"")"' in response.text
+    assert 'filename="kindling-social-value-hyperlink-http-evil-test-acme-inc-week-' in response.headers["content-disposition"]
+
+
+def test_json_is_the_report_body(client, busy):
+    response = export(client, busy, framework="csrd", format="json", period="year")
+
+    assert response.status_code == 200
+    assert response.headers["content-type"] == "application/json"
+    assert re.fullmatch(r'attachment; filename="kindling-csrd-[a-z0-9-]+-year-\d{4}-\d{2}-\d{2}\.json"', response.headers["content-disposition"])
+    exported = response.json()["data"]
+    shown = client.get("/api/compliance/csrd", params={"period": "year"}, headers=busy.headers).json()["data"]
+    moments = ("from", "to", "generatedAt")
+    assert {k: v for k, v in exported.items() if k not in moments} == {k: v for k, v in shown.items() if k not in moments}
+    assert exported["period"] == "year" and exported["complianceRate"] == 54.5
+
+
+def pdf_text(content: bytes) -> str:
+    reader = pypdf.PdfReader(io.BytesIO(content))
+    return "\n".join(page.extract_text() for page in reader.pages)
+
+
+def test_pdf_shows_the_figures(client, busy, db):
+    response = export(client, busy, framework="gri", format="pdf")
+
+    assert response.status_code == 200
+    assert response.headers["content-type"] == "application/pdf"
+    assert response.headers["content-disposition"].endswith(f'-month-{today()}.pdf"')
+    assert response.content.startswith(b"%PDF-")
+    text = " ".join(pdf_text(response.content).split())
+    organization = client.get("/api/auth/session", headers=busy.headers).json()["data"]["organization"]["name"]
+    assert "GRI Standards: compliance report" in text
+    assert f"Organization {organization}" in text
+    assert "Compliance rate 54.5 %" in text
+    assert "Period month:" in text
+    for expected in (
+        "201-1 Direct economic value generated and distributed 35.00 USD 2 / 4",
+        "403-4 Worker participation",
+        "withheld percent 0 / 3",
+        "403-6 Promotion of worker health 2 acts 1 / 2",
+        "4.5 hours 2 / 3",
+        "Evidence per indicator",
+        "with evidence",
+        "all records",
+    ):
+        assert expected in text, expected
+
+
+def test_pdf_opens_and_renders_a_page(client, busy, tmp_path):
+    content = export(client, busy, framework="csrd", format="pdf").content
+    document = tmp_path / "report.pdf"
+    document.write_bytes(content)
+
+    subprocess.run(["pdftoppm", "-png", "-r", "50", "-f", "1", "-l", "1", str(document), str(tmp_path / "page")], check=True)
+
+    (page,) = tmp_path.glob("page*.png")
+    with Image.open(page) as image:
+        assert image.width > 300 and image.height > 400
+        grey = image.convert("L")
+        assert ImageStat.Stat(grey).extrema[0][0] < 100  # some dark ink: text, table lines, bars
+        dark = sum(grey.histogram()[:128])
+        assert dark > 0.005 * image.width * image.height
+
+
+def test_pdf_of_a_quiet_period_still_has_its_table_and_chart(client, make):
+    content = export(client, make.admin(), framework="un-sdg", format="pdf", period="week").content
+
+    text = " ".join(pdf_text(content).split())
+    assert "Compliance rate 0.0 %" in text
+    assert "3.4 By 2030, reduce by one third" in text and "withheld score 1-5 0 / 0" in text
+    assert "Evidence per indicator" in text
+
+
+def test_pdf_escapes_markup_in_names(client, make):
+    admin = make.admin(organization_name="Smith & Sons <Holdings>")
+
+    text = pdf_text(export(client, admin, framework="gri", format="pdf").content)
+
+    assert "Smith & Sons <Holdings>" in text
+
+
+@pytest.mark.parametrize(
+    ("body", "status"),
+    [
+        ({"framework": "iso-26000", "format": "csv"}, 404),
+        ({"framework": "gri", "format": "xlsx"}, 400),
+        ({"framework": "gri"}, 400),
+        ({"framework": "gri", "format": "csv", "period": "decade"}, 400),
+        ({"framework": "gri", "format": "csv", "extra": 1}, 400),
+    ],
+)
+def test_bad_requests(client, make, body, status):
+    response = export(client, make.admin(), **body)
+
+    assert response.status_code == status
+    assert response.headers["content-type"] == "application/json"
+
+
+def test_only_organization_admins_export(client, make):
+    admin = make.admin()
+    body = {"framework": "gri", "format": "pdf"}
+    assert client.post("/api/compliance/export", json=body).status_code == 401
+    for account in (make.member(admin), make.consultant()):
+        assert export(client, account, **body).status_code == 403
