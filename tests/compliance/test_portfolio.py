@@ -57,7 +57,7 @@ def test_only_active_clients_of_this_consultant(client, db, make, consultant):
     active, ended, invited, elsewhere = (make.admin(f"Client {n}") for n in "ABCD")
     relationships.client(db, consultant, active)
     relationships.client(db, consultant, ended)
-    clients.end_relationship(db, consultant_id=consultant.user.id, organization_id=ended.organization_id)
+    clients.end_relationship(db, consultant_id=consultant.user.id, organization_id=ended.organization_id, ended_by="consultant")
     relationships.invitation(db, consultant, invited)
     relationships.client(db, make.consultant(), elsewhere)
 
