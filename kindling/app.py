@@ -12,7 +12,7 @@ from connexion.options import SwaggerUIOptions
 
 from kindling import errors
 from kindling.requestguard import RequestGuardMiddleware
-from kindling.cache import make_cache
+from kindling.cache import make_cache, redis_breaker
 from kindling.config import Settings
 from kindling.persistence.database import make_engine, make_session_factory
 from kindling.ratelimit import RateLimiter, RateLimitMiddleware
@@ -26,12 +26,13 @@ def create_app(settings: Settings | None = None) -> connexion.FlaskApp:
     """Build a Kindling app for `settings` (by default, from the environment)."""
     settings = settings or Settings.from_env()
     engine = make_engine(settings.database_url)
+    breaker = redis_breaker()
     state = Runtime(
         settings=settings,
         engine=engine,
         session_factory=make_session_factory(engine),
-        cache=make_cache(settings.redis_url),
-        limiter=RateLimiter(settings.redis_url, settings.rate_limit_multiplier),
+        cache=make_cache(settings.redis_url, breaker),
+        limiter=RateLimiter(settings.redis_url, settings.rate_limit_multiplier, breaker=breaker),
     )
     # Compact JSON: Connexion pretty-prints by default, which triples the cost of encoding.
     app = connexion.FlaskApp(__name__, specification_dir=str(SPEC.parent), jsonifier=Jsonifier(flask.json))
