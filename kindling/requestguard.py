@@ -1,11 +1,11 @@
 """What any request may carry: bodies within their limits, JSON that every layer can read,
-and no NUL characters in text.
+and only text the database can store.
 
-PostgreSQL cannot store NUL in text, so it is refused at the edge for every endpoint
-instead of failing deep inside whichever query first meets it. The same goes for what
-Python's JSON parser accepts but nothing after it can handle: nesting deep enough to
-exhaust the recursion limit, integers of thousands of digits, NaN and Infinity (not JSON),
-and unpaired UTF-16 surrogate escapes (not encodable as UTF-8).
+PostgreSQL cannot store NUL in text, and no UTF-8 encoder takes an unpaired surrogate, so
+both are refused at the edge for every endpoint instead of failing deep inside whichever
+query first meets them. So is what Python's JSON parser accepts but nothing after it can
+handle: nesting deep enough to exhaust the recursion limit, integers of thousands of
+digits, and NaN and Infinity (which are not JSON).
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ import json
 import re
 
 from kindling.errors import BadRequest, PayloadTooLarge, UnsupportedMediaType
+from kindling.storable_text import carries_unstorable_text
 
 JSON_LIMIT = 64 * 1024
 UPLOAD_LIMIT = 1024 * 1024
@@ -25,8 +26,6 @@ _CONTROL_CHARACTERS = re.compile(r"[\x00-\x1f\x7f]")
 # Strings (skipped whole, so brackets inside them do not count) and brackets.
 _JSON_NESTING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"|[\[\]{}]', re.DOTALL)
 _OPENING = frozenset(b"[{")
-# Text no database column can take: NUL, and surrogates left unpaired by \ud800-\udfff escapes.
-_UNSTORABLE = re.compile("[\x00\ud800-\udfff]")
 
 
 def limit_for(content_type: str) -> int:
@@ -64,7 +63,7 @@ class RequestGuardMiddleware:
         receive = _counting(receive, limit)
         if "json" in content_type:
             # Inbound webhooks must answer their sender 2xx even for an event with NUL in it
-            # (else it is retried for days), so they look for NUL themselves, after the signature.
+            # (else it is retried for days), so they look for unstorable text themselves, after the signature.
             receive = await _readable_json(receive, storable=scope["path"].startswith("/api/"))
         await self.app(scope, receive, send)
 
@@ -104,7 +103,7 @@ async def _readable_json(receive, *, storable: bool):
     except ValueError:
         raise BadRequest("A number in the JSON body has too many digits") from None
     else:
-        if storable and _carries_unstorable_text(document):
+        if storable and carries_unstorable_text(document):
             raise BadRequest("NUL characters and unpaired surrogates are not allowed in a request")
     return _replay([{"type": "http.request", "body": body, "more_body": False}], then=receive)
 
@@ -122,16 +121,6 @@ def _depth(body: bytes) -> int:
 
 def _not_json(constant: str):
     raise BadRequest(f"{constant} is not a JSON value")
-
-
-def _carries_unstorable_text(value) -> bool:
-    if isinstance(value, str):
-        return _UNSTORABLE.search(value) is not None
-    if isinstance(value, dict):
-        return any(_carries_unstorable_text(key) or _carries_unstorable_text(item) for key, item in value.items())
-    if isinstance(value, list):
-        return any(_carries_unstorable_text(item) for item in value)
-    return False
 
 
 def _replay(messages: list, then=None):

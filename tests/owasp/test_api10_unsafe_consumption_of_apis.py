@@ -4,6 +4,7 @@ events they signed, and a signed event of an unexpected shape changes nothing an
 from __future__ import annotations
 
 import dataclasses
+import json
 import time
 
 import pytest
@@ -118,3 +119,18 @@ def test_a_replayed_delivery_acts_once(client, make, db, donation):
     outcomes = [client.post("/webhooks/payments", content=payload, headers=headers).json()["outcome"] for _ in range(3)]
     assert outcomes[0] == "processed" and len(set(outcomes[1:])) == 1 and outcomes[1] != "processed"
     assert db.scalar(select(func.count()).select_from(InboundWebhookEvent)) == 1
+
+
+def test_signed_events_with_unstorable_text_are_ignored_not_server_errors(client, make, db, donation):
+    account = make.member(make.admin())
+    updated = identity.user_event("user.updated", "user_surrogate", email=account.user.email, first_name="\ud800")
+    payload = json.dumps(updated).encode()  # json.dumps escapes the unpaired surrogate as \ud800
+    response = client.post("/webhooks/auth", content=payload, headers=identity.svix_headers(payload))
+    assert response.status_code == 200 and response.json()["outcome"] == "ignored"
+    payment = payments.payment_event("payment_intent.succeeded", donation, description="\udfff")
+    payload = json.dumps(payment).encode()
+    response = client.post("/webhooks/payments", content=payload, headers={"Content-Type": "application/json", "Stripe-Signature": payments.stripe_signature(payload)})
+    assert response.status_code == 200 and response.json()["outcome"] == "ignored"
+    db.expire_all()
+    assert db.get(User, account.user.id).name == account.user.name
+    assert db.get(Donation, donation.id).status == "pending"
