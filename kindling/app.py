@@ -6,6 +6,7 @@ import pathlib
 
 import connexion
 import flask
+from connexion.context import operation
 from connexion.jsonifier import Jsonifier
 from connexion.middleware import MiddlewarePosition
 from connexion.options import SwaggerUIOptions
@@ -51,8 +52,21 @@ def create_app(settings: Settings | None = None) -> connexion.FlaskApp:
     )
     app.add_middleware(RequestGuardMiddleware, position=MiddlewarePosition.BEFORE_ROUTING)
     errors.register(app)
+    _serve_only_routed_operations(app.app)
     install(app.app, state)
     return app
+
+
+def _serve_only_routed_operations(flask_app: flask.Flask) -> None:
+    # Connexion routes with Starlette, then Flask routes again with Werkzeug, and the two read
+    # a path with a newline differently: what Connexion matched to no operation (so validated
+    # nothing) must not reach a handler through Flask's router.
+    @flask_app.before_request
+    def routed():
+        try:
+            operation.operation_id
+        except RuntimeError:
+            flask.abort(404)
 
 
 def app_from_environment() -> connexion.FlaskApp:
