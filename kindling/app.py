@@ -12,12 +12,12 @@ from connexion.middleware import MiddlewarePosition
 from connexion.options import SwaggerUIOptions
 
 from kindling import errors
-from kindling.requestguard import RequestGuardMiddleware
-from kindling.cache import make_cache
+from kindling.cache import make_cache, redis_breaker
 from kindling.compliance import load_frameworks
 from kindling.config import Settings
 from kindling.persistence.database import make_engine, make_session_factory
 from kindling.ratelimit import RateLimiter, RateLimitMiddleware
+from kindling.requestguard import RequestGuardMiddleware
 from kindling.routeguard import RouteGuardMiddleware
 from kindling.runtime import Runtime, install
 from kindling.uploads import VALIDATOR_MAP_OVERRIDES
@@ -31,12 +31,13 @@ def create_app(settings: Settings | None = None) -> connexion.FlaskApp:
     # A broken framework file stops the server here, not at the first compliance request.
     load_frameworks()
     engine = make_engine(settings.database_url)
+    breaker = redis_breaker()
     state = Runtime(
         settings=settings,
         engine=engine,
         session_factory=make_session_factory(engine),
-        cache=make_cache(settings.redis_url),
-        limiter=RateLimiter(settings.redis_url, settings.rate_limit_multiplier),
+        cache=make_cache(settings.redis_url, breaker),
+        limiter=RateLimiter(settings.redis_url, settings.rate_limit_multiplier, breaker=breaker),
     )
     # Compact JSON: Connexion pretty-prints by default, which triples the cost of encoding.
     app = connexion.FlaskApp(__name__, specification_dir=str(SPEC.parent), jsonifier=Jsonifier(flask.json))

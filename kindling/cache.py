@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import logging
 import threading
 import time
 from typing import Protocol
 
 import redis
 
-log = logging.getLogger(__name__)
+from kindling.circuit import CircuitBreaker
 
 
 class Cache(Protocol):
@@ -63,33 +62,30 @@ class RedisCache:
 
     backend = "redis"
 
-    def __init__(self, url: str, *, prefix: str = "kindling:cache:") -> None:
+    def __init__(self, url: str, breaker: CircuitBreaker, *, prefix: str = "kindling:cache:") -> None:
         self.url = url
         self._redis = redis.Redis.from_url(url, socket_timeout=1, socket_connect_timeout=1, decode_responses=True)
         self._prefix = prefix
         self._fallback = MemoryCache()
+        self._breaker = breaker
+        # Invalidations Redis missed during an outage: replayed when it answers again, so a value
+        # it kept through the outage (a hang or a partition keeps data) cannot be served stale.
+        self._missed: set[str] = set()
+        self._missed_lock = threading.Lock()
+        breaker.before_trusting_again(self._replay_missed)
 
     def get(self, key: str) -> str | None:
-        try:
-            return self._redis.get(self._prefix + key)
-        except redis.RedisError as exc:
-            log.warning("cache unavailable, using the process cache: %s", exc)
-            return self._fallback.get(key)
+        return self._breaker.call(lambda: self._redis.get(self._prefix + key), lambda: self._fallback.get(key))
 
     def set(self, key: str, value: str, ttl: int) -> None:
-        try:
-            self._redis.set(self._prefix + key, value, ex=ttl)
-        except redis.RedisError as exc:
-            log.warning("cache unavailable, using the process cache: %s", exc)
-            self._fallback.set(key, value, ttl)
+        self._breaker.call(
+            lambda: self._redis.set(self._prefix + key, value, ex=ttl), lambda: self._fallback.set(key, value, ttl)
+        )
 
     def delete(self, key: str) -> None:
         # Delete in both places so a value cached during an outage cannot outlive it.
         self._fallback.delete(key)
-        try:
-            self._redis.delete(self._prefix + key)
-        except redis.RedisError as exc:
-            log.warning("cache unavailable, invalidated only the process cache: %s", exc)
+        self._breaker.call(lambda: self._redis.delete(self._prefix + key), lambda: self._miss(key))
 
     def ping(self, timeout: float) -> None:
         """Raise unless Redis answers PING within `timeout` seconds."""
@@ -104,6 +100,27 @@ class RedisCache:
         for key in self._redis.scan_iter(self._prefix + "*"):
             self._redis.delete(key)
 
+    def _miss(self, key: str) -> None:
+        with self._missed_lock:
+            self._missed.add(key)
 
-def make_cache(redis_url: str | None) -> Cache:
-    return RedisCache(redis_url) if redis_url else MemoryCache()
+    def _replay_missed(self) -> None:
+        with self._missed_lock:
+            keys, self._missed = self._missed, set()
+        if not keys:
+            return
+        try:
+            self._redis.delete(*(self._prefix + key for key in keys))
+        except redis.RedisError:
+            with self._missed_lock:
+                self._missed |= keys
+            raise
+
+
+def redis_breaker() -> CircuitBreaker:
+    """One breaker for everything on Redis: once the cache finds it down, the limiter skips it too."""
+    return CircuitBreaker("Redis (cache and rate limits)", errors=(redis.RedisError, OSError))
+
+
+def make_cache(redis_url: str | None, breaker: CircuitBreaker) -> Cache:
+    return RedisCache(redis_url, breaker) if redis_url else MemoryCache()

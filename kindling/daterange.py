@@ -25,13 +25,19 @@ def parse_range(start: str | None, end: str | None) -> tuple[dt.datetime | None,
 
 def _instant(text: str, name: str, *, end_of_day: bool) -> dt.datetime:
     try:
-        if "T" not in text:
-            day = dt.date.fromisoformat(text)
-            moment = dt.datetime.combine(day, dt.time(), tzinfo=dt.UTC)
-            return moment + dt.timedelta(days=1) if end_of_day else moment
-        moment = dt.datetime.fromisoformat(text)
+        return _utc_instant(text, name, end_of_day=end_of_day)
     except ValueError:
         raise BadRequest(f"{name} is not a valid date or date-time", details={name: text}) from None
+    except OverflowError:  # valid, but it or its end of day falls outside years 1-9999 in UTC
+        raise BadRequest(f"{name} is out of range", details={name: text}) from None
+
+
+def _utc_instant(text: str, name: str, *, end_of_day: bool) -> dt.datetime:
+    if "T" not in text:
+        day = dt.date.fromisoformat(text)
+        moment = dt.datetime.combine(day, dt.time(), tzinfo=dt.UTC)
+        return moment + dt.timedelta(days=1) if end_of_day else moment
+    moment = dt.datetime.fromisoformat(text)
     if moment.tzinfo is None:
         raise BadRequest(f"{name} needs a UTC offset, such as Z or +02:00", details={name: text})
     moment = moment.astimezone(dt.UTC)

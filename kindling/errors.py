@@ -10,8 +10,6 @@ from connexion.lifecycle import ConnexionRequest, ConnexionResponse
 from sqlalchemy.exc import DBAPIError, TimeoutError as PoolTimeout
 from starlette.exceptions import HTTPException
 
-
-
 log = logging.getLogger(__name__)
 
 CODES_BY_STATUS = {
@@ -68,6 +66,10 @@ class Conflict(ApiError):
 
 class PayloadTooLarge(ApiError):
     status, code = 413, "payload_too_large"
+
+
+class UnsupportedMediaType(ApiError):
+    status, code = 415, "unsupported_media_type"
 
 
 class RateLimited(ApiError):

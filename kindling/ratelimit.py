@@ -11,13 +11,14 @@ import time
 from limits import RateLimitItemPerSecond
 from limits.storage import MemoryStorage, RedisStorage
 from limits.strategies import MovingWindowRateLimiter
-from redis import RedisError
 from sqlalchemy.exc import SQLAlchemyError
 from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import Headers
 
 from kindling import security
 from kindling.access import Principal
+from kindling.cache import redis_breaker
+from kindling.circuit import CircuitBreaker
 
 log = logging.getLogger(__name__)
 
@@ -56,7 +57,8 @@ class Decision:
 class RateLimiter:
     """Moving-window limits on Redis (or process memory), degrading to memory if Redis fails."""
 
-    def __init__(self, redis_url: str | None, multiplier: float = 1.0) -> None:
+    def __init__(self, redis_url: str | None, multiplier: float = 1.0, *, breaker: CircuitBreaker | None = None) -> None:
+        self._breaker = breaker or redis_breaker()
         self._fallback = MovingWindowRateLimiter(MemoryStorage())
         self._primary = (
             MovingWindowRateLimiter(
@@ -95,11 +97,7 @@ class RateLimiter:
         return self._call(check)
 
     def _call(self, operation):
-        try:
-            return operation(self._primary)
-        except (RedisError, OSError) as exc:
-            log.warning("rate limit store unavailable, limiting within this process: %s", exc)
-            return operation(self._fallback)
+        return self._breaker.call(lambda: operation(self._primary), lambda: operation(self._fallback))
 
 
 def rules_for(path: str, principal: Principal | None) -> list[str]:

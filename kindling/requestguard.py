@@ -1,21 +1,30 @@
-"""What any request may carry: bodies within their limits, and no NUL characters in text.
+"""What any request may carry: bodies within their limits, JSON that every layer can read,
+and only text the database can store.
 
-PostgreSQL cannot store NUL in text, so it is refused at the edge for every endpoint
-instead of failing deep inside whichever query first meets it.
+PostgreSQL cannot store NUL in text, and no UTF-8 encoder takes an unpaired surrogate, so
+both are refused at the edge for every endpoint instead of failing deep inside whichever
+query first meets them. So is what Python's JSON parser accepts but nothing after it can
+handle: nesting deep enough to exhaust the recursion limit, integers of thousands of
+digits, and NaN and Infinity (which are not JSON).
 """
 
 from __future__ import annotations
 
+import json
 import re
 
-from kindling.errors import BadRequest, PayloadTooLarge
+from kindling.errors import BadRequest, PayloadTooLarge, UnsupportedMediaType
+from kindling.storable_text import carries_unstorable_text
 
 JSON_LIMIT = 64 * 1024
 UPLOAD_LIMIT = 1024 * 1024
 # A multipart body carries a little framing around the file it holds.
 MULTIPART_OVERHEAD = 16 * 1024
-# A JSON escape of NUL: \u0000 preceded by an even number of backslashes (else it is literal text).
-_JSON_NUL = re.compile(rb"(?<!\\)(?:\\\\)*\\u0000")
+# Far beyond any body of the API or of the providers' webhooks, far below the recursion limit.
+MAX_JSON_DEPTH = 64
+# Strings (skipped whole, so brackets inside them do not count) and brackets.
+_JSON_NESTING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"|[\[\]{}]', re.DOTALL)
+_OPENING = frozenset(b"[{")
 
 
 def limit_for(content_type: str) -> int:
@@ -25,8 +34,9 @@ def limit_for(content_type: str) -> int:
 
 
 class RequestGuardMiddleware:
-    """Answers 413 for bodies over the limit (by Content-Length or by counting the stream)
-    and 400 for NUL characters in the query or a JSON body (paths: kindling.routeguard)."""
+    """Answers 413 for bodies over the limit (by Content-Length or by counting the stream),
+    415 for a body without a Content-Type, and 400 for NUL in the query and for JSON bodies
+    that are too deep, not quite JSON, or carry unstorable text (paths: kindling.routeguard)."""
 
     def __init__(self, app) -> None:
         self.app = app
@@ -39,15 +49,18 @@ class RequestGuardMiddleware:
             raise BadRequest("NUL characters are not allowed in a request")
         headers = dict(scope.get("headers", []))
         content_type = headers.get(b"content-type", b"").decode("latin-1").lower()
-        limit = limit_for(content_type)
         declared = headers.get(b"content-length")
+        if not content_type and (declared not in (None, b"0") or b"transfer-encoding" in headers):
+            # Validation would take it for JSON, and the handler for bytes.
+            raise UnsupportedMediaType("A request body needs a Content-Type")
+        limit = limit_for(content_type)
         if declared is not None and declared.isdigit() and int(declared) > limit:
             raise PayloadTooLarge(f"Request body exceeds the limit of {limit // 1024} KB")
         receive = _counting(receive, limit)
-        # Inbound webhooks must answer their sender 2xx even for an event with NUL in it
-        # (else it is retried for days), so they look for NUL themselves, after the signature.
-        if "json" in content_type and scope["path"].startswith("/api/"):
-            receive = await _nul_free_json(receive)
+        if "json" in content_type:
+            # Inbound webhooks must answer their sender 2xx even for an event with NUL in it
+            # (else it is retried for days), so they look for unstorable text themselves, after the signature.
+            receive = await _readable_json(receive, storable=scope["path"].startswith("/api/"))
         await self.app(scope, receive, send)
 
 
@@ -66,7 +79,7 @@ def _counting(receive, limit: int):
     return counting_receive
 
 
-async def _nul_free_json(receive):
+async def _readable_json(receive, *, storable: bool):
     """Read the (small, limited) JSON body, check it, and hand it on unchanged."""
     chunks = []
     while True:
@@ -77,9 +90,33 @@ async def _nul_free_json(receive):
         if not message.get("more_body", False):
             break
     body = b"".join(chunks)
-    if b"\x00" in body or _JSON_NUL.search(body):
-        raise BadRequest("NUL characters are not allowed in a request")
+    if _depth(body) > MAX_JSON_DEPTH:
+        raise BadRequest(f"The JSON body is nested more than {MAX_JSON_DEPTH} levels deep")
+    try:
+        document = json.loads(body, parse_constant=_not_json)
+    except (json.JSONDecodeError, UnicodeDecodeError):
+        pass  # malformed: validation reports where, as for any other bad body
+    except ValueError:
+        raise BadRequest("A number in the JSON body has too many digits") from None
+    else:
+        if storable and carries_unstorable_text(document):
+            raise BadRequest("NUL characters and unpaired surrogates are not allowed in a request")
     return _replay([{"type": "http.request", "body": body, "more_body": False}], then=receive)
+
+
+def _depth(body: bytes) -> int:
+    depth = deepest = 0
+    for token in _JSON_NESTING.finditer(body):
+        if token.end() - token.start() == 1:
+            depth += 1 if body[token.start()] in _OPENING else -1
+            deepest = max(deepest, depth)
+            if deepest > MAX_JSON_DEPTH:
+                break
+    return deepest
+
+
+def _not_json(constant: str):
+    raise BadRequest(f"{constant} is not a JSON value")
 
 
 def _replay(messages: list, then=None):

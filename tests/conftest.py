@@ -15,7 +15,7 @@ from kindling.config import Settings
 from kindling.persistence.database import upgrade
 from tests import factories
 
-pytest_plugins = ["tests.live"]
+pytest_plugins = ["tests.live", "tests.services"]
 
 
 @pytest.fixture(scope="session")

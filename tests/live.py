@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import os
+import pathlib
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 
 import pytest
@@ -26,22 +28,30 @@ class LiveServer:
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         command = command or [sys.executable, "-m", "kindling.cli", "serve", "--workers", str(workers), "--port"]
-        self.process = subprocess.Popen(
-            [*command, str(self.port)],
-            env={**os.environ, "LOG_LEVEL": "WARNING", **env},
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
+        # Logs go to a file, not a pipe: a pipe nobody reads fills up and blocks a chatty server.
+        self.log_path = pathlib.Path(tempfile.mkstemp(prefix="kindling-server-", suffix=".log")[1])
+        with self.log_path.open("w") as log:
+            self.process = subprocess.Popen(
+                [*command, str(self.port)],
+                env={**os.environ, "LOG_LEVEL": "WARNING", **env},
+                stdout=subprocess.DEVNULL,
+                stderr=log,
+            )
+
+    def log(self) -> str:
+        """Everything the server has logged so far."""
+        return self.log_path.read_text(errors="replace")
 
     def wait_ready(self, timeout: float = 30) -> None:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
-                raise RuntimeError(f"server exited: {self.process.stderr.read()}")
+                raise RuntimeError(f"server exited: {self.log()}")
             try:
                 requests.get(self.url + "/api/health", timeout=1)
                 return
+            except requests.ReadTimeout:
+                return  # it accepted the request: serving, if slowly (a dependency is down)
             except requests.ConnectionError:
                 time.sleep(0.1)
         raise RuntimeError("server did not start in time")
@@ -53,7 +63,7 @@ class LiveServer:
         except subprocess.TimeoutExpired:
             self.process.kill()
             self.process.wait()
-        self.process.stderr.close()
+        self.log_path.unlink(missing_ok=True)
 
 
 @pytest.fixture

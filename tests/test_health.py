@@ -5,42 +5,11 @@ from __future__ import annotations
 import dataclasses
 import re
 import datetime as dt
-import socket
-import threading
 import time
-
-import pytest
 
 from kindling import __version__
 from kindling.app import create_app
 from tests.live import free_port
-
-
-@pytest.fixture(scope="module")
-def hung_server():
-    """A loopback server that accepts connections and never says a word."""
-    listener = socket.socket()
-    listener.bind(("127.0.0.1", 0))
-    listener.listen(16)
-    held: list[socket.socket] = []
-    stop = threading.Event()
-
-    def accept():
-        listener.settimeout(0.2)
-        while not stop.is_set():
-            try:
-                held.append(listener.accept()[0])
-            except TimeoutError:
-                continue
-
-    thread = threading.Thread(target=accept, daemon=True)
-    thread.start()
-    yield listener.getsockname()[1]
-    stop.set()
-    thread.join()
-    for connection in held:
-        connection.close()
-    listener.close()
 
 
 def health_of(settings, **changes):

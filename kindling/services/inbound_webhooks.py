@@ -20,6 +20,7 @@ from kindling.cache import Cache
 from kindling.errors import BadRequest, ServiceUnavailable
 from kindling.persistence.inbound_webhooks import InboundWebhookEvent
 from kindling.services import donations, identity
+from kindling.storable_text import carries_unstorable_text
 
 log = logging.getLogger(__name__)
 
@@ -42,8 +43,8 @@ def receive_payment_event(db: Session, *, payload: bytes, signature: str | None,
     event_type = event.get("type")
     if event_type not in donations.PAYMENT_EVENT_TYPES:
         return IGNORED
-    if _holds_nul(event):
-        log.warning("payment event with a NUL character ignored")
+    if carries_unstorable_text(event):
+        log.warning("payment event with a NUL character or an unpaired surrogate ignored")
         return IGNORED
     if not _first_delivery(db, provider="payments", event_id=event.get("id"), event_type=event_type):
         return DUPLICATE
@@ -87,8 +88,8 @@ def receive_identity_event(
     event_type = event.get("type") if isinstance(event, dict) else None
     if event_type not in identity.EVENT_TYPES:
         return IGNORED
-    if _holds_nul(event):
-        log.warning("identity event with a NUL character ignored")
+    if carries_unstorable_text(event):
+        log.warning("identity event with a NUL character or an unpaired surrogate ignored")
         return IGNORED
     delivery_id = headers.get("svix-id") or headers.get("webhook-id")
     if not _first_delivery(db, provider="identity", event_id=delivery_id, event_type=event_type):
@@ -98,17 +99,6 @@ def receive_identity_event(
     if user is None:
         return IGNORED
     return PROCESSED if identity.apply_event(db, cache, event_type=event_type, user=user, data=data) else IGNORED
-
-
-def _holds_nul(value: object) -> bool:
-    """True when a string in the event holds a NUL character, which PostgreSQL text cannot store."""
-    if isinstance(value, str):
-        return "\x00" in value
-    if isinstance(value, dict):
-        return any(_holds_nul(key) or _holds_nul(item) for key, item in value.items())
-    if isinstance(value, list):
-        return any(_holds_nul(item) for item in value)
-    return False
 
 
 def _first_delivery(db: Session, *, provider: str, event_id: object, event_type: str) -> bool:

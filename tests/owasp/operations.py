@@ -1,0 +1,88 @@
+"""Who may call each operation of the spec, and a request to it that validation lets through."""
+
+from __future__ import annotations
+
+import dataclasses
+import uuid
+
+from tests.owasp import spec
+
+ANYONE = frozenset({"anonymous", "member", "admin", "consultant"})
+SIGNED_IN = frozenset({"member", "admin", "consultant"})
+MEMBERS = frozenset({"member", "admin"})
+ADMIN = frozenset({"admin"})
+CONSULTANT = frozenset({"consultant"})
+
+ACT = {"description": "Covered a shift", "category": "community", "verificationLevel": 1, "recipientId": "someone"}
+INVITATION = {"invitationId": "6f1c3ac5-3c55-4a3a-9d3e-6a0f3f4b2c11"}
+CSV = ("clients.csv", b"organizationId,message\n6f1c3ac5-3c55-4a3a-9d3e-6a0f3f4b2c11,\n", "text/csv")
+
+
+@dataclasses.dataclass(frozen=True)
+class Access:
+    callers: frozenset[str]
+    json: dict | None = None
+    files: dict | None = None
+
+
+def theme_example() -> dict:
+    return spec.resolve(spec.document()["components"]["schemas"]["ThemeCheckRequest"])["example"]
+
+
+ACCESS = {
+    ("POST", "/api/auth/sign-up"): Access(ANYONE),
+    ("POST", "/api/auth/sign-in"): Access(ANYONE),
+    ("POST", "/api/auth/sign-out"): Access(SIGNED_IN),
+    ("GET", "/api/auth/session"): Access(SIGNED_IN),
+    ("GET", "/api/health"): Access(ANYONE),
+    ("POST", "/api/kindness"): Access(MEMBERS, ACT),
+    ("GET", "/api/kindness"): Access(MEMBERS),
+    ("GET", "/api/kindness/stats"): Access(MEMBERS),
+    ("GET", "/api/kindness/{id}"): Access(MEMBERS),
+    ("PUT", "/api/kindness/{id}"): Access(MEMBERS, {"description": "Changed"}),
+    ("GET", "/api/volunteer"): Access(MEMBERS),
+    ("POST", "/api/volunteer"): Access(ADMIN, {
+        "title": "Beach clean-up", "startsAt": "2030-06-01T09:00:00Z", "endsAt": "2030-06-01T12:00:00Z",
+        "location": {"latitude": 51.5, "longitude": -0.12},
+    }),
+    ("GET", "/api/volunteer/{id}"): Access(MEMBERS),
+    ("POST", "/api/volunteer/{id}/check-in"): Access(MEMBERS, {"latitude": 51.5, "longitude": -0.12}),
+    ("GET", "/api/donations"): Access(MEMBERS),
+    ("POST", "/api/donations"): Access(MEMBERS, {"amount": 500, "currency": "USD", "recipient": {"name": "Shelter"}}),
+    ("GET", "/api/donations/{id}"): Access(MEMBERS),
+    ("GET", "/api/wellbeing"): Access(MEMBERS),
+    ("POST", "/api/wellbeing"): Access(MEMBERS, {"mood": 4, "stress": 2}),
+    ("GET", "/api/wellbeing/{id}"): Access(MEMBERS),
+    ("POST", "/webhooks/payments"): Access(ANYONE),
+    ("POST", "/webhooks/auth"): Access(ANYONE),
+    ("GET", "/api/organizations/search"): Access(CONSULTANT),
+    ("GET", "/api/invitations"): Access(frozenset({"admin", "consultant"})),
+    ("POST", "/api/invitations/send"): Access(CONSULTANT, {"organizationId": INVITATION["invitationId"]}),
+    ("POST", "/api/invitations/accept"): Access(ADMIN, INVITATION),
+    ("POST", "/api/invitations/decline"): Access(ADMIN, INVITATION),
+    ("POST", "/api/invitations/cancel"): Access(CONSULTANT, INVITATION),
+    ("GET", "/api/clients"): Access(CONSULTANT),
+    ("DELETE", "/api/clients/{organizationId}"): Access(CONSULTANT),
+    ("GET", "/api/consultants"): Access(ADMIN),
+    ("DELETE", "/api/consultants/{consultantId}"): Access(ADMIN),
+    ("POST", "/api/theme/generate"): Access(CONSULTANT, {"primaryColor": "#336699"}),
+    ("POST", "/api/theme/check"): Access(CONSULTANT, None),  # the spec's own example, read when called
+    ("POST", "/api/bulk/invite"): Access(CONSULTANT, files={"file": CSV}),
+}
+QUERIES = {"/api/organizations/search": "?q=Organization"}
+
+
+def url_for(path: str) -> str:
+    """`path` with a made-up id for each parameter, and the query it needs."""
+    for parameter in ("{id}", "{organizationId}", "{consultantId}"):
+        path = path.replace(parameter, str(uuid.uuid4()))
+    return path + QUERIES.get(path, "")
+
+
+def request_kwargs(key: tuple[str, str]) -> dict:
+    access = ACCESS[key]
+    if key == ("POST", "/api/theme/check"):
+        return {"json": theme_example()}
+    if access.files is not None:
+        return {"files": access.files}
+    return {"json": access.json} if access.json is not None else {}

@@ -1,0 +1,114 @@
+"""API1 Broken Object Level Authorization: another tenant's ids answer exactly like ids that
+do not exist (404), change nothing, and never show up in lists."""
+
+from __future__ import annotations
+
+import dataclasses
+import uuid
+
+import pytest
+
+from tests.factories.volunteering import CENTRE
+from tests.owasp import spec
+from tests.owasp.conftest import assert_envelope
+
+
+@dataclasses.dataclass(frozen=True)
+class Case:
+    """Tenant B's `caller` names tenant A's `target` in `url` or `body` ("{id}" stands for it);
+    `view` is how A's `owner` reads the record, which must read the same before and after."""
+
+    method: str
+    url: str
+    caller: str
+    target: str
+    view: tuple[str, str]
+    body: dict | None = None
+
+    def request(self, client, tenants, record_id: str):
+        caller = getattr(tenants[1], self.caller)
+        body = None if self.body is None else {
+            key: value.format(id=record_id) if isinstance(value, str) else value for key, value in self.body.items()
+        }
+        return client.request(self.method, self.url.format(id=record_id), json=body, headers=caller.headers)
+
+    def snapshot(self, client, tenants) -> dict:
+        owner, url = self.view
+        a = tenants[0]
+        response = client.get(url.format(id=getattr(a, self.target)), headers=getattr(a, owner).headers)
+        assert response.status_code == 200, response.text
+        return response.json()
+
+
+AT_CENTRE = {"latitude": CENTRE[0], "longitude": CENTRE[1]}
+INVITATION = {"invitationId": "{id}"}
+CASES = {
+    ("GET", "/api/kindness/{id}"): Case("GET", "/api/kindness/{id}", "member", "act_id", ("member", "/api/kindness/{id}")),
+    ("PUT", "/api/kindness/{id}"): Case("PUT", "/api/kindness/{id}", "admin", "act_id", ("member", "/api/kindness/{id}"), {"verificationLevel": 5}),
+    ("GET", "/api/volunteer/{id}"): Case("GET", "/api/volunteer/{id}", "member", "opportunity_id", ("admin", "/api/volunteer/{id}")),
+    ("POST", "/api/volunteer/{id}/check-in"): Case("POST", "/api/volunteer/{id}/check-in", "member", "opportunity_id", ("admin", "/api/volunteer/{id}"), AT_CENTRE),
+    ("GET", "/api/donations/{id}"): Case("GET", "/api/donations/{id}", "admin", "donation_id", ("member", "/api/donations/{id}")),
+    ("GET", "/api/wellbeing/{id}"): Case("GET", "/api/wellbeing/{id}", "admin", "wellbeing_id", ("member", "/api/wellbeing/{id}")),
+    ("POST", "/api/invitations/accept"): Case("POST", "/api/invitations/accept", "admin", "invitation_id", ("admin", "/api/invitations"), INVITATION),
+    ("POST", "/api/invitations/decline"): Case("POST", "/api/invitations/decline", "admin", "invitation_id", ("admin", "/api/invitations"), INVITATION),
+    ("POST", "/api/invitations/cancel"): Case("POST", "/api/invitations/cancel", "consultant", "invitation_id", ("suitor", "/api/invitations"), INVITATION),
+    ("DELETE", "/api/clients/{organizationId}"): Case("DELETE", "/api/clients/{id}", "consultant", "organization_id", ("consultant", "/api/clients")),
+    ("DELETE", "/api/consultants/{consultantId}"): Case("DELETE", "/api/consultants/{id}", "admin", "consultant_id", ("admin", "/api/consultants")),
+}
+
+# Ids that name no tenant's record, so there is no other tenant's record to reach through them.
+NOT_TENANT_RECORDS = {
+    ("POST", "/api/kindness"): "recipientId is free text naming anyone, inside or outside the organization",
+    ("POST", "/api/invitations/send"): "any consultant may invite any organization: that is the product",
+    ("GET", "/api/kindness"): "userId filters the caller's own organization's list: test_user_filter_of_another_tenant_finds_nothing",
+}
+
+
+def test_every_id_bearing_operation_has_a_cross_tenant_case():
+    bearing = {key for key, operation in spec.operations().items() if spec.id_fields(operation)}
+    missing = bearing - set(CASES) - set(NOT_TENANT_RECORDS)
+    assert not missing, f"add a cross-tenant case to CASES (or a reason to NOT_TENANT_RECORDS) for {sorted(missing)}"
+    assert not (set(CASES) | set(NOT_TENANT_RECORDS)) - bearing, "a case names an operation the spec no longer has"
+
+
+@pytest.mark.parametrize("key", sorted(CASES), ids=[f"{m} {p}" for m, p in sorted(CASES)])
+def test_another_tenants_id_answers_like_a_missing_one(client, tenants, key):
+    case = CASES[key]
+    before = case.snapshot(client, tenants)
+    foreign = case.request(client, tenants, getattr(tenants[0], case.target))
+    missing = case.request(client, tenants, str(uuid.uuid4()))
+    assert_envelope(foreign, 404, "not_found")
+    assert (foreign.status_code, foreign.json()) == (missing.status_code, missing.json())
+    assert case.snapshot(client, tenants) == before
+
+
+def test_lists_never_show_another_tenants_records(client, tenants):
+    a, b = tenants
+    secrets = a.ids()
+    views = [
+        (b.member, "/api/kindness"), (b.member, "/api/kindness/stats"), (b.member, "/api/volunteer"),
+        (b.admin, "/api/donations"), (b.member, "/api/wellbeing"), (b.admin, "/api/invitations"),
+        (b.admin, "/api/consultants"), (b.consultant, "/api/clients"), (b.consultant, "/api/invitations"),
+        (b.admin, "/api/auth/session"),
+    ]
+    for caller, url in views:
+        response = client.get(url, headers=caller.headers)
+        assert response.status_code == 200, (url, response.text)
+        leaked = {name for name, value in secrets.items() if value in response.text}
+        assert not leaked, (url, leaked)
+    assert client.get("/api/kindness/stats", headers=b.member.headers).json()["data"]["total"] == 1  # B's own act
+
+
+def test_user_filter_of_another_tenant_finds_nothing(client, tenants):
+    a, b = tenants
+    response = client.get("/api/kindness", params={"userId": a.member.user.id}, headers=b.admin.headers)
+    assert response.status_code == 200 and response.json() == {"data": [], "nextCursor": None}
+
+
+def test_colleagues_do_not_read_each_others_private_records(client, make, tenants):
+    a, _ = tenants
+    colleague = make.member(a.admin)
+    assert_envelope(client.get(f"/api/wellbeing/{a.wellbeing_id}", headers=colleague.headers), 404, "not_found")
+    assert_envelope(client.get(f"/api/donations/{a.donation_id}", headers=colleague.headers), 404, "not_found")
+    # No admin ever sees another person's wellbeing answers, only aggregates.
+    assert_envelope(client.get(f"/api/wellbeing/{a.wellbeing_id}", headers=a.admin.headers), 404, "not_found")

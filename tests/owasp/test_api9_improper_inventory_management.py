@@ -1,0 +1,51 @@
+"""API9 Improper Inventory Management: the server serves exactly the operations of the spec
+(plus the spec itself and its viewer), and nothing left over from development."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from tests.owasp import spec
+from tests.owasp.conftest import assert_envelope
+
+DOCS = ("/api/openapi.json", "/api/openapi.yaml", "/api/ui/")
+
+
+def served_operations(app) -> set[tuple[str, str]]:
+    served = set()
+    for rule in app.app.url_map.iter_rules():
+        if rule.endpoint == "static":
+            continue
+        path = re.sub(r"<(?:[^:>]+:)?([^>]+)>", r"{\1}", rule.rule)
+        served |= {(method, path) for method in rule.methods - {"HEAD", "OPTIONS"}}
+    return served
+
+
+def test_every_served_operation_is_in_the_spec_and_back(app):
+    assert served_operations(app) == set(spec.operations())
+
+
+def test_flasks_static_route_serves_nothing(client):
+    for path in ("/static/app.py", "/static/../kindling/config.py", "/static/"):
+        assert_envelope(client.get(path), 404, "not_found")
+
+
+def test_every_path_lives_under_api_or_webhooks():
+    assert [path for path in spec.document()["paths"] if not path.startswith(("/api/", "/webhooks/"))] == []
+
+
+@pytest.mark.parametrize("path", DOCS)
+def test_the_spec_and_its_viewer_are_served(client, path):
+    assert client.get(path).status_code == 200
+
+
+@pytest.mark.parametrize(
+    "path",
+    ["/debug", "/api/debug", "/admin", "/api/admin", "/console", "/api/v0/health", "/api/v1/health", "/v1/api/health",
+     "/.env", "/.git/config", "/metrics", "/api/metrics", "/server-status", "/openapi.json",
+     "/api/swagger.json", "/api/health/../../.env"],
+)
+def test_leftovers_are_not_there(client, path):
+    assert_envelope(client.get(path), 404, "not_found")

@@ -1,0 +1,179 @@
+"""Outages of Redis and PostgreSQL under a running server, on throwaway servers of the test's own.
+
+Redis down (stopped or hung): the API keeps answering, quickly, with the cache and rate limits
+kept in the process; health says so. PostgreSQL down: 503 with the envelope, promptly. Both
+come back without restarting anything, and nothing that was answered 201 is lost.
+"""
+
+from __future__ import annotations
+
+import statistics
+import threading
+import time
+import uuid
+
+import pytest
+import redis
+import requests
+
+from tests.factories import PASSWORD
+
+pytestmark = pytest.mark.live
+
+ACT = {"description": "Kept the lights on", "category": "community", "verificationLevel": 1, "recipientId": "outsider"}
+BREAKER_WARNING = "Redis (cache and rate limits) unavailable"
+
+
+class Caller:
+    """An organization admin signed up over HTTP, calling one server or another with its token."""
+
+    def __init__(self, server) -> None:
+        self.email = f"outage-{uuid.uuid4().hex}@example.test"
+        body = {"email": self.email, "password": PASSWORD, "name": "Outage", "organizationName": f"Outage {uuid.uuid4().hex[:8]}", "returnToken": True}
+        response = requests.post(f"{server.url}/api/auth/sign-up", json=body, timeout=10)
+        assert response.status_code == 201, response.text
+        self.headers = {"Authorization": f"Bearer {response.json()['data']['session']['token']}"}
+
+    def requests(self, server) -> dict:
+        """One of each kind of request: anonymous, signed in, reading and writing."""
+        url = server.url
+        return {
+            "health": lambda: requests.get(f"{url}/api/health", timeout=10),
+            "sign-in": lambda: requests.post(f"{url}/api/auth/sign-in", json={"email": self.email, "password": PASSWORD}, timeout=10),
+            "session": lambda: requests.get(f"{url}/api/auth/session", headers=self.headers, timeout=10),
+            "list": lambda: requests.get(f"{url}/api/kindness", headers=self.headers, timeout=10),
+            "stats": lambda: requests.get(f"{url}/api/kindness/stats", headers=self.headers, timeout=10),
+            "create": lambda: requests.post(f"{url}/api/kindness", json=ACT, headers=self.headers, timeout=10),
+        }
+
+    def remaining(self, server) -> int:
+        response = requests.get(f"{server.url}/api/auth/session", headers=self.headers, timeout=10)
+        return int(response.headers["x-ratelimit-remaining"])
+
+
+def timed(call) -> tuple[requests.Response, float]:
+    started = time.perf_counter()
+    response = call()
+    return response, time.perf_counter() - started
+
+
+def counters_shared(caller, first, second) -> bool:
+    """True when the second server counts on from the first: both limit through Redis."""
+    for _ in range(3):
+        before = caller.remaining(first)
+        if caller.remaining(second) != before - 1:
+            return False
+    return True
+
+
+def redis_keys(url: str) -> list:
+    client = redis.Redis.from_url(url)
+    try:
+        return client.keys("kindling:*")
+    finally:
+        client.close()
+
+
+def test_stopped_redis_degrades_to_the_process_then_is_shared_again(redis_service, postgres_service, live_server):
+    env = {"DATABASE_URL": postgres_service.url, "REDIS_URL": redis_service.url, "RATE_LIMIT_MULTIPLIER": "10"}
+    server, strict = live_server(**env), live_server(**env, STRICT_HEALTH_CHECK="true")
+    caller = Caller(server)
+    assert counters_shared(caller, server, strict)
+
+    redis_service.stop()
+    try:
+        seconds = []
+        for _ in range(5):
+            for name, call in caller.requests(server).items():
+                response, elapsed = timed(call)
+                seconds.append(elapsed)
+                assert response.status_code == (201 if name == "create" else 200), (name, response.text)
+                assert "x-ratelimit-remaining" in response.headers, name
+        assert max(seconds) < 2, seconds
+        health = requests.get(f"{server.url}/api/health", timeout=10).json()
+        assert health["status"] == "degraded" and health["checks"]["database"] == {"status": "ok"}
+        assert health["checks"]["cache"]["status"] == "error" and "ConnectionError" in health["checks"]["cache"]["message"]
+        unhealthy = requests.get(f"{strict.url}/api/health", timeout=10)
+        assert unhealthy.status_code == 503
+        assert unhealthy.json()["status"] == "unhealthy" and unhealthy.json()["checks"]["cache"]["status"] == "error"
+        assert server.log().count(BREAKER_WARNING) == 1, server.log()
+    finally:
+        redis_service.start()
+
+    # Each server probes Redis again after its breaker's cooldown (5 s); no restart.
+    deadline = time.monotonic() + 15
+    while not (counters_shared(caller, server, strict) and redis_keys(redis_service.url)):
+        assert time.monotonic() < deadline, "the servers did not go back to sharing Redis"
+        time.sleep(0.25)
+    for target in (server, strict):
+        health = requests.get(f"{target.url}/api/health", timeout=10)
+        assert health.status_code == 200 and health.json()["status"] == "ok"
+
+
+def test_hung_redis_costs_one_timeout_per_cooldown_not_per_request(hung_server, postgres_service, live_server):
+    server = live_server(DATABASE_URL=postgres_service.url, REDIS_URL=f"redis://127.0.0.1:{hung_server}/0", RATE_LIMIT_MULTIPLIER="10")
+    caller = Caller(server)
+    seconds = {name: [] for name in ("sign-in", "session", "list", "stats", "create")}
+    for _ in range(4):
+        for name, call in caller.requests(server).items():
+            if name in seconds:
+                response, elapsed = timed(call)
+                assert response.status_code < 500, (name, response.text)
+                seconds[name].append(elapsed)
+    every = [s for times in seconds.values() for s in times]
+    # Without the breaker each of these waits out the 1 s socket timeout at least once.
+    assert statistics.median(every) < 0.25, seconds
+    assert max(every) < 2, seconds
+    response, elapsed = timed(lambda: requests.get(f"{server.url}/api/health", timeout=10))
+    assert response.json()["status"] == "degraded" and response.json()["checks"]["cache"]["status"] == "error"
+    assert elapsed < 5.5
+    assert server.log().count(BREAKER_WARNING) == 1, server.log()
+
+
+def test_database_outage_answers_503_then_recovers_with_every_201_kept(postgres_service, redis_service, live_server):
+    server = live_server(DATABASE_URL=postgres_service.url, REDIS_URL=redis_service.url, RATE_LIMIT_MULTIPLIER="100")
+    caller = Caller(server)
+    calls = caller.requests(server)
+    answered: list[tuple[int, str | None]] = []
+    writing = threading.Event()
+    writing.set()
+
+    def write() -> None:
+        with requests.Session() as http:
+            while writing.is_set():
+                response = http.post(f"{server.url}/api/kindness", json=ACT, headers=caller.headers, timeout=10)
+                answered.append((response.status_code, response.json().get("data", {}).get("id")))
+
+    writers = [threading.Thread(target=write) for _ in range(3)]
+    for writer in writers:
+        writer.start()
+    try:
+        time.sleep(0.5)
+        postgres_service.stop()  # immediate: every connection dropped mid-flight
+        time.sleep(0.5)
+        for name in ("sign-in", "session", "list", "stats", "create"):
+            response, elapsed = timed(calls[name])
+            assert response.status_code == 503, (name, response.text)
+            assert response.json() == {"error": "The database is unavailable; try again shortly", "code": "service_unavailable"}
+            assert response.headers["retry-after"] == "5"
+            assert elapsed < 6.5, (name, elapsed)
+        response, elapsed = timed(calls["health"])
+        assert response.status_code == 200 and response.json()["status"] == "degraded", response.text
+        assert response.json()["checks"]["database"]["status"] == "error" and elapsed < 6.5
+    finally:
+        writing.clear()
+        for writer in writers:
+            writer.join()
+        postgres_service.start()
+
+    assert {status for status, _ in answered} <= {201, 503}, answered
+    assert 201 in {status for status, _ in answered} and 503 in {status for status, _ in answered}
+    # The pool's pre-ping replaces the dead connections: the first request after the restart succeeds.
+    assert calls["session"]().status_code == 200
+    assert calls["create"]().status_code == 201
+    created = [act_id for status, act_id in answered if status == 201]
+    missing = [
+        act_id for act_id in created
+        if requests.get(f"{server.url}/api/kindness/{act_id}", headers=caller.headers, timeout=10).status_code != 200
+    ]
+    assert missing == [], f"{len(missing)} of {len(created)} acts answered 201 are gone"
