@@ -1,4 +1,5 @@
-"""Two tenants, each with an admin, a member, a client consultant and one record of every kind."""
+"""Two tenants, each with an admin, a member, a client consultant (with a webhook endpoint),
+a saved theme and one record of every kind."""
 
 from __future__ import annotations
 
@@ -9,7 +10,9 @@ import pytest
 from tests.factories import Account
 from tests.factories import clients as client_factory
 from tests.factories import donations as donation_factory
+from tests.factories import themes as theme_factory
 from tests.factories import volunteering as volunteer_factory
+from tests.factories import webhooks as webhook_factory
 from tests.factories import wellbeing as wellbeing_factory
 from tests.factories.kindness import KindnessFactory
 
@@ -25,6 +28,7 @@ class Tenant:
     donation_id: str
     wellbeing_id: str
     invitation_id: str
+    endpoint_id: str  # the client consultant's webhook endpoint
 
     @property
     def organization_id(self) -> str:
@@ -40,7 +44,7 @@ class Tenant:
             "organization": self.organization_id, "admin": self.admin.user.id, "member": self.member.user.id,
             "act": self.act_id, "opportunity": self.opportunity_id, "donation": self.donation_id,
             "wellbeing": self.wellbeing_id, "invitation": self.invitation_id,
-            "consultant": self.consultant.user.id, "suitor": self.suitor.user.id,
+            "consultant": self.consultant.user.id, "suitor": self.suitor.user.id, "endpoint": self.endpoint_id,
         }
 
 
@@ -49,6 +53,7 @@ def make_tenant(make, db, runtime) -> Tenant:
     member = make.member(admin)
     consultant, suitor = make.consultant(), make.consultant()
     client_factory.client(db, consultant, admin)
+    theme_factory.saved_theme(db, consultant, admin)
     tenant = Tenant(
         admin=admin,
         member=member,
@@ -59,6 +64,7 @@ def make_tenant(make, db, runtime) -> Tenant:
         donation_id=donation_factory.donation(db, member).id,
         wellbeing_id=wellbeing_factory.response(db, member, comment="Private thoughts").id,
         invitation_id=client_factory.invitation(db, suitor, admin).id,
+        endpoint_id=webhook_factory.endpoint(db, consultant, "https://hooks.example.test/k").id,
     )
     db.flush()
     return tenant

@@ -68,13 +68,30 @@ ACCESS = {
     ("POST", "/api/theme/generate"): Access(CONSULTANT, {"primaryColor": "#336699"}),
     ("POST", "/api/theme/check"): Access(CONSULTANT, None),  # the spec's own example, read when called
     ("POST", "/api/bulk/invite"): Access(CONSULTANT, files={"file": CSV}),
+    ("GET", "/api/bulk/export"): Access(CONSULTANT),
+    # A theme is read by the organization's members and its consultants; for anyone else the
+    # organization does not exist (404), which is past authorization.
+    ("POST", "/api/theme/save"): Access(CONSULTANT, None),  # the spec's example theme, read when called
+    ("GET", "/api/theme/{organizationId}"): Access(SIGNED_IN),
+    ("GET", "/api/theme/{organizationId}/css"): Access(SIGNED_IN),
+    ("GET", "/api/theme/{organizationId}/preview"): Access(SIGNED_IN),
+    ("GET", "/api/compliance/{framework}"): Access(ADMIN),
+    ("POST", "/api/compliance/export"): Access(ADMIN, {"framework": "gri", "format": "json"}),
+    ("POST", "/api/webhooks/endpoints"): Access(CONSULTANT, {"url": "https://hooks.example.test/k", "events": ["client.invited"]}),
+    ("GET", "/api/webhooks/endpoints"): Access(CONSULTANT),
+    ("GET", "/api/webhooks/endpoints/{endpointId}"): Access(CONSULTANT),
+    ("PATCH", "/api/webhooks/endpoints/{endpointId}"): Access(CONSULTANT, {"description": "Changed"}),
+    ("DELETE", "/api/webhooks/endpoints/{endpointId}"): Access(CONSULTANT),
+    ("POST", "/api/webhooks/endpoints/{endpointId}/rotate-secret"): Access(CONSULTANT),
+    ("GET", "/api/webhooks/endpoints/{endpointId}/deliveries"): Access(CONSULTANT),
 }
-QUERIES = {"/api/organizations/search": "?q=Organization"}
+QUERIES = {"/api/organizations/search": "?q=Organization", "/api/bulk/export": "?format=json"}
 
 
 def url_for(path: str) -> str:
     """`path` with a made-up id for each parameter, and the query it needs."""
-    for parameter in ("{id}", "{organizationId}", "{consultantId}"):
+    path = path.replace("{framework}", "gri")
+    for parameter in ("{id}", "{organizationId}", "{consultantId}", "{endpointId}"):
         path = path.replace(parameter, str(uuid.uuid4()))
     return path + QUERIES.get(path, "")
 
@@ -83,6 +100,8 @@ def request_kwargs(key: tuple[str, str]) -> dict:
     access = ACCESS[key]
     if key == ("POST", "/api/theme/check"):
         return {"json": theme_example()}
+    if key == ("POST", "/api/theme/save"):
+        return {"json": {"organizationId": str(uuid.uuid4()), **theme_example()}}
     if access.files is not None:
         return {"files": access.files}
     return {"json": access.json} if access.json is not None else {}

@@ -8,6 +8,7 @@ import uuid
 
 import pytest
 
+from kindling.themes import generate_theme
 from tests.factories.volunteering import CENTRE
 from tests.owasp import spec
 from tests.owasp.conftest import assert_envelope
@@ -16,7 +17,8 @@ from tests.owasp.conftest import assert_envelope
 @dataclasses.dataclass(frozen=True)
 class Case:
     """Tenant B's `caller` names tenant A's `target` in `url` or `body` ("{id}" stands for it);
-    `view` is how A's `owner` reads the record, which must read the same before and after."""
+    `view` is how A's `owner` reads the record, which must read the same before and after;
+    `status` is the answer to both a foreign and a missing id."""
 
     method: str
     url: str
@@ -24,6 +26,7 @@ class Case:
     target: str
     view: tuple[str, str]
     body: dict | None = None
+    status: tuple[int, str] = (404, "not_found")
 
     def request(self, client, tenants, record_id: str):
         caller = getattr(tenants[1], self.caller)
@@ -42,6 +45,8 @@ class Case:
 
 AT_CENTRE = {"latitude": CENTRE[0], "longitude": CENTRE[1]}
 INVITATION = {"invitationId": "{id}"}
+THEME = ("member", "/api/theme/{id}")
+ENDPOINT = ("consultant", "/api/webhooks/endpoints/{id}")
 CASES = {
     ("GET", "/api/kindness/{id}"): Case("GET", "/api/kindness/{id}", "member", "act_id", ("member", "/api/kindness/{id}")),
     ("PUT", "/api/kindness/{id}"): Case("PUT", "/api/kindness/{id}", "admin", "act_id", ("member", "/api/kindness/{id}"), {"verificationLevel": 5}),
@@ -54,6 +59,25 @@ CASES = {
     ("POST", "/api/invitations/cancel"): Case("POST", "/api/invitations/cancel", "consultant", "invitation_id", ("suitor", "/api/invitations"), INVITATION),
     ("DELETE", "/api/clients/{organizationId}"): Case("DELETE", "/api/clients/{id}", "consultant", "organization_id", ("consultant", "/api/clients")),
     ("DELETE", "/api/consultants/{consultantId}"): Case("DELETE", "/api/consultants/{id}", "admin", "consultant_id", ("admin", "/api/consultants")),
+    ("GET", "/api/theme/{organizationId}"): Case("GET", "/api/theme/{id}", "member", "organization_id", THEME),
+    ("GET", "/api/theme/{organizationId}/css"): Case("GET", "/api/theme/{id}/css", "consultant", "organization_id", THEME),
+    ("GET", "/api/theme/{organizationId}/preview"): Case("GET", "/api/theme/{id}/preview", "admin", "organization_id", THEME),
+    # Saving is for an organization's consultants: anyone else's organization is refused alike.
+    ("POST", "/api/theme/save"): Case(
+        "POST", "/api/theme/save", "consultant", "organization_id", THEME,
+        {"organizationId": "{id}", "theme": generate_theme("#cc3366")}, (403, "forbidden"),
+    ),
+    ("GET", "/api/webhooks/endpoints/{endpointId}"): Case("GET", "/api/webhooks/endpoints/{id}", "consultant", "endpoint_id", ENDPOINT),
+    ("PATCH", "/api/webhooks/endpoints/{endpointId}"): Case(
+        "PATCH", "/api/webhooks/endpoints/{id}", "consultant", "endpoint_id", ENDPOINT, {"enabled": False}
+    ),
+    ("DELETE", "/api/webhooks/endpoints/{endpointId}"): Case("DELETE", "/api/webhooks/endpoints/{id}", "consultant", "endpoint_id", ENDPOINT),
+    ("POST", "/api/webhooks/endpoints/{endpointId}/rotate-secret"): Case(
+        "POST", "/api/webhooks/endpoints/{id}/rotate-secret", "consultant", "endpoint_id", ENDPOINT
+    ),
+    ("GET", "/api/webhooks/endpoints/{endpointId}/deliveries"): Case(
+        "GET", "/api/webhooks/endpoints/{id}/deliveries", "consultant", "endpoint_id", ENDPOINT
+    ),
 }
 
 # Ids that name no tenant's record, so there is no other tenant's record to reach through them.
@@ -61,6 +85,7 @@ NOT_TENANT_RECORDS = {
     ("POST", "/api/kindness"): "recipientId is free text naming anyone, inside or outside the organization",
     ("POST", "/api/invitations/send"): "any consultant may invite any organization: that is the product",
     ("GET", "/api/kindness"): "userId filters the caller's own organization's list: test_user_filter_of_another_tenant_finds_nothing",
+    ("GET", "/api/compliance/{framework}"): "a framework is public reference data; the report is always of the caller's organization",
 }
 
 
@@ -77,7 +102,7 @@ def test_another_tenants_id_answers_like_a_missing_one(client, tenants, key):
     before = case.snapshot(client, tenants)
     foreign = case.request(client, tenants, getattr(tenants[0], case.target))
     missing = case.request(client, tenants, str(uuid.uuid4()))
-    assert_envelope(foreign, 404, "not_found")
+    assert_envelope(foreign, *case.status)
     assert (foreign.status_code, foreign.json()) == (missing.status_code, missing.json())
     assert case.snapshot(client, tenants) == before
 
