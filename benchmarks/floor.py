@@ -15,7 +15,7 @@ from a2wsgi import WSGIMiddleware
 
 from kindling import __version__, health
 from kindling.access import Principal
-from kindling.cache import make_cache
+from kindling.cache import make_cache, redis_breaker
 from kindling.config import Settings
 from kindling.handlers.kindness import act_body
 from kindling.persistence.base import utcnow
@@ -25,7 +25,7 @@ from kindling.services import kindness, kindness_stats
 settings = Settings.from_env()
 engine = make_engine(settings.database_url)
 sessions = make_session_factory(engine)
-cache = make_cache(settings.redis_url)
+cache = make_cache(settings.redis_url, redis_breaker())
 caller = Principal(
     user_id=os.environ["FLOOR_USER_ID"],
     account_type="member",

@@ -68,6 +68,7 @@ class RedisCache:
         self._prefix = prefix
         self._fallback = MemoryCache()
         self._breaker = breaker
+        self._health_clients: dict[float, redis.Redis] = {}
         # Invalidations Redis missed during an outage: replayed when it answers again, so a value
         # it kept through the outage (a hang or a partition keeps data) cannot be served stale.
         self._missed: set[str] = set()
@@ -88,12 +89,14 @@ class RedisCache:
         self._breaker.call(lambda: self._redis.delete(self._prefix + key), lambda: self._miss(key))
 
     def ping(self, timeout: float) -> None:
-        """Raise unless Redis answers PING within `timeout` seconds."""
-        client = redis.Redis.from_url(self.url, socket_timeout=timeout, socket_connect_timeout=timeout)
-        try:
-            client.ping()
-        finally:
-            client.close()
+        """Raise unless Redis answers PING within `timeout` seconds (past the circuit breaker,
+        on a pool of its own, so health always asks Redis itself)."""
+        client = self._health_clients.get(timeout)
+        if client is None:
+            client = self._health_clients[timeout] = redis.Redis.from_url(
+                self.url, socket_timeout=timeout, socket_connect_timeout=timeout
+            )
+        client.ping()
 
     def clear(self) -> None:
         self._fallback.clear()

@@ -17,7 +17,8 @@ DATABASE_TIMEOUT = 5.0
 CACHE_TIMEOUT = 3.0
 # Checks run in their own threads so that a hung dependency costs its timeout, never more;
 # a thread stuck on a dead socket is abandoned, and the pool is sized to survive a few.
-_checks = concurrent.futures.ThreadPoolExecutor(max_workers=8, thread_name_prefix="health")
+# Two checks per request from every server thread at once, plus some abandoned ones.
+_checks = concurrent.futures.ThreadPoolExecutor(max_workers=32, thread_name_prefix="health")
 
 
 @dataclasses.dataclass(frozen=True)
