@@ -8,6 +8,8 @@ from kindling.errors import BadRequest
 
 # Stored timestamps have microsecond resolution on every backend.
 RESOLUTION = dt.timedelta(microseconds=1)
+EARLIEST = dt.datetime.min.replace(tzinfo=dt.UTC)
+LATEST = dt.datetime.max.replace(tzinfo=dt.UTC)
 
 
 def parse_range(start: str | None, end: str | None) -> tuple[dt.datetime | None, dt.datetime | None]:
@@ -26,13 +28,18 @@ def parse_range(start: str | None, end: str | None) -> tuple[dt.datetime | None,
 def _instant(text: str, name: str, *, end_of_day: bool) -> dt.datetime:
     try:
         if "T" not in text:
-            day = dt.date.fromisoformat(text)
-            moment = dt.datetime.combine(day, dt.time(), tzinfo=dt.UTC)
-            return moment + dt.timedelta(days=1) if end_of_day else moment
-        moment = dt.datetime.fromisoformat(text)
+            moment = dt.datetime.combine(dt.date.fromisoformat(text), dt.time(), tzinfo=dt.UTC)
+            length = dt.timedelta(days=1)
+        else:
+            moment = dt.datetime.fromisoformat(text)
+            length = RESOLUTION
     except ValueError:
         raise BadRequest(f"{name} is not a valid date or date-time", details={name: text}) from None
     if moment.tzinfo is None:
         raise BadRequest(f"{name} needs a UTC offset, such as Z or +02:00", details={name: text})
-    moment = moment.astimezone(dt.UTC)
-    return moment + RESOLUTION if end_of_day else moment
+    try:
+        moment = moment.astimezone(dt.UTC)
+        return moment + length if end_of_day else moment
+    except OverflowError:
+        # Beyond the first or the last instant a datetime holds: every stored time is on this side.
+        return EARLIEST if moment.year == dt.MINYEAR else LATEST
