@@ -34,6 +34,9 @@ class Settings:
     auth_webhook_secret: str | None = None
     rate_limit_multiplier: float = 1.0
     log_level: str = "INFO"
+    # Check every response against openapi.yaml. The test suite turns it on; it is not read from
+    # the environment, since a production server should not spend its time on it.
+    validate_responses: bool = False
 
     @property
     def embedded(self) -> bool:
