@@ -1,7 +1,17 @@
-"""schemathesis fuzzes a running server against openapi.yaml, signed in as each kind of account."""
+"""schemathesis fuzzes a running server against openapi.yaml, signed in as each kind of account.
+
+Before the run the test builds, through the API, the state a real tenant has: an organization
+whose admin accepted a consultant's invitation (an active client relationship) and whose member
+joined with the join code, and a second organization whose admin is the stranger that must never
+see the first organization's records (schemathesis's `object_level_authorization` replays reads
+as the stranger). schemathesis.toml reads the accounts from the file named by
+KINDLING_CONTRACT_ACCOUNTS.
+"""
 
 from __future__ import annotations
 
+import json
+import os
 import pathlib
 import subprocess
 import sys
@@ -13,23 +23,77 @@ from kindling.persistence.database import upgrade
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 SIGN_OUT = "kindling.handlers.auth.sign_out"
+PASSWORD = "correct horse battery"
 MAX_EXAMPLES = "25"
+SEED = "1"
 
 
-def sign_up(server, **fields) -> str:
-    body = {"password": "correct horse battery", "name": "Fuzzer", "returnToken": True, **fields}
-    response = requests.post(server.url + "/api/auth/sign-up", json=body, timeout=10)
-    response.raise_for_status()
-    return response.json()["data"]["session"]["token"]
+class Api:
+    """Just enough of a client to set up the state the fuzzer starts from."""
+
+    def __init__(self, url: str) -> None:
+        self.url = url
+
+    def call(self, method: str, path: str, token: str | None = None, **kwargs) -> dict:
+        headers = {"Authorization": f"Bearer {token}"} if token else {}
+        response = requests.request(method, self.url + path, headers=headers, timeout=10, **kwargs)
+        response.raise_for_status()
+        return response.json()
+
+    def sign_up(self, **fields) -> str:
+        body = {"password": PASSWORD, "name": "Fuzzer", "returnToken": True, **fields}
+        return self.call("POST", "/api/auth/sign-up", json=body)["data"]["session"]["token"]
+
+    def sign_in(self, email: str) -> str:
+        body = {"email": email, "password": PASSWORD, "returnToken": True}
+        return self.call("POST", "/api/auth/sign-in", json=body)["data"]["session"]["token"]
 
 
-def schemathesis(server, token: str, *selection: str) -> subprocess.CompletedProcess:
+EMAILS = {
+    "admin": "admin@contract.test",
+    "member": "member@contract.test",
+    "consultant": "consultant@contract.test",
+    "stranger": "stranger@contract.test",
+}
+
+
+def populate(api: Api) -> dict[str, str]:
+    """Create the accounts and their relationships; return a session token per account."""
+    tokens = {"admin": api.sign_up(email=EMAILS["admin"], organizationName="Contract Org")}
+    organization = api.call("GET", "/api/auth/session", tokens["admin"])["data"]["organization"]
+    tokens["member"] = api.sign_up(email=EMAILS["member"], joinCode=organization["joinCode"])
+    tokens["consultant"] = api.sign_up(email=EMAILS["consultant"], accountType="consultant", firmName="Contract Firm")
+    invitation = api.call(
+        "POST", "/api/invitations/send", tokens["consultant"], json={"organizationId": organization["id"]}
+    )["data"]
+    api.call("POST", "/api/invitations/accept", tokens["admin"], json={"invitationId": invitation["id"]})
+    tokens["stranger"] = api.sign_up(email=EMAILS["stranger"], organizationName="Stranger Org")
+    return tokens
+
+
+def accounts_file(directory: pathlib.Path, account: str, stranger: str) -> pathlib.Path:
+    """A Web Fuzzing Commons auth document: the account under test and the stranger."""
+    path = directory / "accounts.json"
+    entries = [("account", account), ("stranger", stranger)]
+    document = {
+        "auth": [
+            {"name": name, "fixedHeaders": [{"name": "Authorization", "value": f"Bearer {token}"}]}
+            for name, token in entries
+        ]
+    }
+    path.write_text(json.dumps(document))
+    return path
+
+
+def schemathesis(server, accounts: pathlib.Path, *selection: str) -> subprocess.CompletedProcess:
     command = [
-        sys.executable, "-m", "schemathesis.cli", "run", str(ROOT / "openapi.yaml"),
-        "--url", server.url, "-H", f"Authorization: Bearer {token}",
-        "--max-examples", MAX_EXAMPLES, "--no-color", "--seed", "1", *selection,
+        sys.executable, "-m", "schemathesis.cli", "run", str(ROOT / "openapi.yaml"), "--url", server.url,
+        # Every check is on in schemathesis.toml (`--checks all` here would override its exceptions).
+        "--phases", "examples,coverage,fuzzing,stateful", "--mode", "all", "--max-examples", MAX_EXAMPLES,
+        "--no-color", "--seed", SEED, *selection,
     ]
-    return subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=900)
+    env = {**os.environ, "KINDLING_CONTRACT_ACCOUNTS": str(accounts)}
+    return subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=900)
 
 
 def failures(run: subprocess.CompletedProcess) -> str:
@@ -38,8 +102,8 @@ def failures(run: subprocess.CompletedProcess) -> str:
 
 
 @pytest.mark.live
-@pytest.mark.parametrize("account", ["admin", "consultant"])
-def test_every_operation_honours_the_contract(account, fresh_database_url, live_server):
+@pytest.mark.parametrize("account", ["consultant", "member", "admin"])
+def test_every_operation_honours_the_contract(account, fresh_database_url, live_server, tmp_path):
     upgrade(fresh_database_url)
     server = live_server(
         DATABASE_URL=fresh_database_url,
@@ -47,12 +111,15 @@ def test_every_operation_honours_the_contract(account, fresh_database_url, live_
         PAYMENT_WEBHOOK_SECRET="whsec_contract",
         AUTH_WEBHOOK_SECRET="whsec_Y29udHJhY3QtdGVzdC1zZWNyZXQ=",
     )
-    if account == "admin":
-        fields = {"email": "admin@fuzz.test", "organizationName": "Fuzzing Org"}
-    else:
-        fields = {"email": "consultant@fuzz.test", "accountType": "consultant"}
-    everything_but_sign_out = schemathesis(server, sign_up(server, **fields), "--exclude-operation-id", SIGN_OUT)
+    api = Api(server.url)
+    tokens = populate(api)
+    everything_but_sign_out = schemathesis(
+        server, accounts_file(tmp_path, tokens[account], tokens["stranger"]), "--exclude-operation-id", SIGN_OUT
+    )
     assert everything_but_sign_out.returncode == 0, failures(everything_but_sign_out)
-    # Signing out ends the session the other operations need, so it runs last on its own.
-    sign_out = schemathesis(server, sign_up(server, **{**fields, "email": "again-" + fields["email"]}), "--include-operation-id", SIGN_OUT)
+    # Signing out ends the session the other operations need, so it runs last, on a session of its own.
+    second_session = api.sign_in(EMAILS[account])
+    sign_out = schemathesis(
+        server, accounts_file(tmp_path, second_session, tokens["stranger"]), "--include-operation-id", SIGN_OUT
+    )
     assert sign_out.returncode == 0, failures(sign_out)
