@@ -13,7 +13,7 @@ from kindling.app import create_app
 from kindling.persistence.database import upgrade
 from kindling.themes import TOKEN_NAMES, check_theme, generate_theme, parse_value
 from tests.fake_provider import FakeProvider, completion
-from tests.test_contract import Api, accounts_file, schemathesis
+from tests.test_contract import SINGLE_OPERATION_PHASES, Api, accounts_file, schemathesis
 from tests.live import free_port
 from tests.test_errors import assert_envelope
 
@@ -278,7 +278,9 @@ def test_contract_with_a_provider(fresh_database_url, live_server, provider, tmp
     consultant = api.sign_up(email="consultant@fuzz.test", accountType="consultant")
     stranger = api.sign_up(email="stranger@fuzz.test", organizationName="Stranger Org")
     accounts = accounts_file(tmp_path, consultant, stranger)
-    result = schemathesis(server, accounts, "--include-operation-id", "kindling.handlers.themes.generate_theme")
+    result = schemathesis(
+        server, accounts, SINGLE_OPERATION_PHASES, "--include-operation-id", "kindling.handlers.themes.generate_theme"
+    )
     assert result.returncode == 0, result.stdout[-6000:]
     assert provider.received
 
