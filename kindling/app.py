@@ -44,6 +44,7 @@ def create_app(settings: Settings | None = None) -> connexion.FlaskApp:
     app.add_api(
         SPEC.name,
         strict_validation=True,
+        validate_responses=settings.validate_responses,
         pythonic_params=True,
         validator_map=VALIDATOR_MAP_OVERRIDES,
         swagger_ui_options=SwaggerUIOptions(spec_path="/api/openapi.json", swagger_ui_path="/api/ui"),

@@ -36,6 +36,9 @@ class Settings:
     webhook_allow_private_urls: bool = False
     rate_limit_multiplier: float = 1.0
     log_level: str = "INFO"
+    # Check every response against openapi.yaml. The test suite turns it on; it is not read from
+    # the environment, since a production server should not spend its time on it.
+    validate_responses: bool = False
 
     @property
     def embedded(self) -> bool:

@@ -8,6 +8,8 @@ from kindling.errors import BadRequest
 
 # Stored timestamps have microsecond resolution on every backend.
 RESOLUTION = dt.timedelta(microseconds=1)
+EARLIEST = dt.datetime.min.replace(tzinfo=dt.UTC)
+LATEST = dt.datetime.max.replace(tzinfo=dt.UTC)
 
 
 def parse_range(start: str | None, end: str | None) -> tuple[dt.datetime | None, dt.datetime | None]:
@@ -25,20 +27,19 @@ def parse_range(start: str | None, end: str | None) -> tuple[dt.datetime | None,
 
 def _instant(text: str, name: str, *, end_of_day: bool) -> dt.datetime:
     try:
-        return _utc_instant(text, name, end_of_day=end_of_day)
+        if "T" not in text:
+            moment = dt.datetime.combine(dt.date.fromisoformat(text), dt.time(), tzinfo=dt.UTC)
+            length = dt.timedelta(days=1)
+        else:
+            moment = dt.datetime.fromisoformat(text)
+            length = RESOLUTION
     except ValueError:
         raise BadRequest(f"{name} is not a valid date or date-time", details={name: text}) from None
-    except OverflowError:  # valid, but it or its end of day falls outside years 1-9999 in UTC
-        raise BadRequest(f"{name} is out of range", details={name: text}) from None
-
-
-def _utc_instant(text: str, name: str, *, end_of_day: bool) -> dt.datetime:
-    if "T" not in text:
-        day = dt.date.fromisoformat(text)
-        moment = dt.datetime.combine(day, dt.time(), tzinfo=dt.UTC)
-        return moment + dt.timedelta(days=1) if end_of_day else moment
-    moment = dt.datetime.fromisoformat(text)
     if moment.tzinfo is None:
         raise BadRequest(f"{name} needs a UTC offset, such as Z or +02:00", details={name: text})
-    moment = moment.astimezone(dt.UTC)
-    return moment + RESOLUTION if end_of_day else moment
+    try:
+        moment = moment.astimezone(dt.UTC)
+        return moment + length if end_of_day else moment
+    except OverflowError:
+        # Beyond the first or the last instant a datetime holds: every stored time is on this side.
+        return EARLIEST if moment.year == dt.MINYEAR else LATEST

@@ -25,6 +25,7 @@ def settings(tmp_path_factory) -> Settings:
         database_url=url,
         redis_url=os.environ.get("TEST_REDIS_URL") or None,
         environment="test",
+        validate_responses=True,
     )
 
 

@@ -12,7 +12,7 @@ import pytest
 
 from kindling.persistence.database import upgrade
 from kindling.themes import generate_theme
-from tests.test_contract import ROOT, failures, schemathesis, sign_up
+from tests.test_contract import ROOT, SINGLE_OPERATION_PHASES, Api, accounts_file, failures, schemathesis
 from tests.test_theme_preview_render import call
 
 OPERATIONS = ("save_theme", "get_theme", "get_theme_css", "preview_theme")
@@ -29,8 +29,10 @@ def toml_value(value) -> str:
 def test_theme_operations_honour_the_contract_for_a_client(fresh_database_url, live_server, tmp_path):
     upgrade(fresh_database_url)
     server = live_server(DATABASE_URL=fresh_database_url, RATE_LIMIT_MULTIPLIER="1000")
-    consultant = sign_up(server, email="consultant@fuzz.test", accountType="consultant")
-    admin = sign_up(server, email="admin@fuzz.test", organizationName="Fuzzing Org")
+    api = Api(server.url)
+    consultant = api.sign_up(email="consultant@fuzz.test", accountType="consultant")
+    admin = api.sign_up(email="admin@fuzz.test", organizationName="Fuzzing Org")
+    stranger = api.sign_up(email="stranger@fuzz.test", organizationName="Stranger Org")
     organization_id = call(server, "GET", "/api/auth/session", admin).json()["data"]["user"]["organizationId"]
     invitation = call(server, "POST", "/api/invitations/send", consultant, json={"organizationId": organization_id})
     call(server, "POST", "/api/invitations/accept", admin, json={"invitationId": invitation.json()["data"]["id"]})
@@ -42,13 +44,12 @@ def test_theme_operations_honour_the_contract_for_a_client(fresh_database_url, l
     fixed = {"path.organizationId": organization_id, "body.organizationId": organization_id,
              "body.theme": theme}
     config = tmp_path / "schemathesis.toml"
-    config.write_text(
-        "[parameters]\n" + "".join(f"{json.dumps(key)} = {toml_value(value)}\n" for key, value in fixed.items())
-        + (ROOT / "schemathesis.toml").read_text()
-    )
+    fixed_lines = "".join(f"{json.dumps(key)} = {toml_value(value)}\n" for key, value in fixed.items())
+    config.write_text((ROOT / "schemathesis.toml").read_text().replace("[parameters]\n", "[parameters]\n" + fixed_lines, 1))
     selection = [argument for name in OPERATIONS
                  for argument in ("--include-operation-id", f"kindling.handlers.themes.{name}")]
-    run = schemathesis(server, consultant, *selection, config=config)
+    accounts = accounts_file(tmp_path, consultant, stranger)
+    run = schemathesis(server, accounts, SINGLE_OPERATION_PHASES, *selection, config=config)
     assert run.returncode == 0, failures(run)
     # Every operation got past access control to a saved theme, and saving succeeded.
     assert "Authentication failed" not in run.stdout and "Missing test data" not in run.stdout, run.stdout

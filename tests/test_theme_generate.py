@@ -13,7 +13,7 @@ from kindling.app import create_app
 from kindling.persistence.database import upgrade
 from kindling.themes import TOKEN_NAMES, check_theme, generate_theme, parse_value
 from tests.fake_provider import FakeProvider, completion
-from tests.test_contract import schemathesis, sign_up
+from tests.test_contract import SINGLE_OPERATION_PHASES, Api, accounts_file, schemathesis
 from tests.live import free_port
 from tests.test_errors import assert_envelope
 
@@ -264,7 +264,7 @@ def test_five_a_minute_per_consultant(keyed, make, provider):
 
 
 @pytest.mark.live
-def test_contract_with_a_provider(fresh_database_url, live_server, provider):
+def test_contract_with_a_provider(fresh_database_url, live_server, provider, tmp_path):
     """schemathesis over generate with a provider configured, so its 200 answers are checked too."""
     upgrade(fresh_database_url)
     provider.reset()
@@ -274,8 +274,13 @@ def test_contract_with_a_provider(fresh_database_url, live_server, provider):
         AI_PROVIDER_API_KEY=KEY,
         AI_PROVIDER_BASE_URL=f"http://127.0.0.1:{provider.port}/v1",
     )
-    token = sign_up(server, email="consultant@fuzz.test", accountType="consultant")
-    result = schemathesis(server, token, "--include-operation-id", "kindling.handlers.themes.generate_theme")
+    api = Api(server.url)
+    consultant = api.sign_up(email="consultant@fuzz.test", accountType="consultant")
+    stranger = api.sign_up(email="stranger@fuzz.test", organizationName="Stranger Org")
+    accounts = accounts_file(tmp_path, consultant, stranger)
+    result = schemathesis(
+        server, accounts, SINGLE_OPERATION_PHASES, "--include-operation-id", "kindling.handlers.themes.generate_theme"
+    )
     assert result.returncode == 0, result.stdout[-6000:]
     assert provider.received
 

@@ -12,7 +12,7 @@ from PIL import Image
 from kindling.persistence.database import upgrade
 from kindling.themes import generate_theme, to_hex
 from kindling.themes.srgb import in_gamut
-from tests.test_contract import sign_up
+from tests.test_contract import Api
 
 # Where the preview's fixed layout puts each mode's primary button (126 x 48 px): the page
 # header is 72 px high, the modes are 600 px columns, the buttons row sits 24 px in and 64 px down.
@@ -57,8 +57,9 @@ def test_preview_buttons_show_the_saved_primary_colours(fresh_database_url, live
         pytest.fail("Chromium is needed to render the preview: apt-get install -y chromium (.ci/run installs it)")
     upgrade(fresh_database_url)
     server = live_server(DATABASE_URL=fresh_database_url)
-    consultant = sign_up(server, email="consultant@render.test", accountType="consultant")
-    token = sign_up(server, email="admin@render.test", organizationName="Render Org")
+    api = Api(server.url)
+    consultant = api.sign_up(email="consultant@render.test", accountType="consultant")
+    token = api.sign_up(email="admin@render.test", organizationName="Render Org")
     organization_id = call(server, "GET", "/api/auth/session", token).json()["data"]["user"]["organizationId"]
     invitation = call(server, "POST", "/api/invitations/send", consultant, json={"organizationId": organization_id})
     call(server, "POST", "/api/invitations/accept", token, json={"invitationId": invitation.json()["data"]["id"]})

@@ -5,18 +5,14 @@ from __future__ import annotations
 from sqlalchemy import func, or_, select
 from sqlalchemy.orm import Session as DbSession
 
-from kindling.errors import BadRequest
 from kindling.persistence.accounts import Organization
 
 SEARCH_LIMIT = 20
-MIN_QUERY_LENGTH = 2
 
 
 def search(db: DbSession, *, query: str) -> tuple[str, list[Organization]]:
     """The trimmed query and up to 20 organizations whose name or slug contains it, by name."""
     query = query.strip()
-    if len(query) < MIN_QUERY_LENGTH:
-        raise BadRequest(f"The search query needs at least {MIN_QUERY_LENGTH} characters besides spaces")
     # autoescape makes % and _ in the query match themselves rather than act as wildcards.
     matches = or_(Organization.name.icontains(query, autoescape=True), Organization.slug.icontains(query, autoescape=True))
     organizations = db.scalars(

@@ -318,6 +318,20 @@ def test_date_filters_are_inclusive(client, make, acts):
     assert listed("startDate=2024-03-01T23:59:59.999999-00:00") == [next_day.id, last.id]
 
 
+@pytest.mark.parametrize("query", [
+    "endDate=9999-12-31",
+    "endDate=9999-12-31T23:59:59.999999-01:00",
+    "startDate=0001-01-01T00:00:00%2B01:00",
+    "startDate=0001-01-01T00:00:00%2B01:00&endDate=9999-12-31",
+])
+def test_date_filters_at_the_ends_of_time_leave_that_side_open(client, make, acts, query):
+    admin = make.admin()
+    act = acts.act(admin, at=T0)
+    response = client.get(f"/api/kindness?{query}", headers=admin.headers)
+    assert response.status_code == 200, response.json()
+    assert ids(response.json()) == [act.id]
+
+
 INVALID_QUERIES = [
     "startDate=2024-02-30",
     "startDate=2024-13-01",

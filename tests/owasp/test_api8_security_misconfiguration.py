@@ -110,7 +110,7 @@ def test_unpaired_surrogates_and_nul_are_400(client, make):
     assert client.post("/api/wellbeing", content=paired, headers=headers).status_code == 201
 
 
-def test_dates_beyond_the_calendar_are_400(client, make):
+def test_dates_at_the_ends_of_the_calendar_leave_that_side_open(client, make):
     member = make.member(make.admin())
     for query in ("startDate=9999-12-31T23:59:59-23:59", "endDate=9999-12-31", "endDate=0001-01-01T00:00:00%2B23:59"):
-        assert_envelope(client.get(f"/api/kindness?{query}", headers=member.headers), 400, "validation_error")
+        assert client.get(f"/api/kindness?{query}", headers=member.headers).status_code == 200, query
