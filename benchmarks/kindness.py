@@ -37,8 +37,6 @@ import argparse
 import os
 import pathlib
 import random
-import socket
-import subprocess
 import sys
 import time
 
@@ -46,6 +44,7 @@ import requests
 from sqlalchemy import create_engine, text
 
 from kindling.persistence.database import upgrade
+from tests.live import LiveServer
 
 HERE = pathlib.Path(__file__).resolve().parent
 PASSWORD = "benchmark password 1"
@@ -99,41 +98,12 @@ def prepare(engine, *, reset: bool) -> None:
     upgrade(engine.url.render_as_string(hide_password=False))
 
 
-class Server:
-    def __init__(self, process: subprocess.Popen, url: str) -> None:
-        self.process = process
-        self.url = url
-
-    def stop(self) -> None:
-        self.process.terminate()
-        try:
-            self.process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.wait()
-
-
-def start_server(database_url: str, redis_url: str | None) -> Server:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
-    env = {**os.environ, "DATABASE_URL": database_url, "RATE_LIMIT_MULTIPLIER": "100000", "LOG_LEVEL": "WARNING"}
-    env.pop("REDIS_URL", None)
-    if redis_url:
-        env["REDIS_URL"] = redis_url
-    process = subprocess.Popen([sys.executable, str(HERE / "server_timing.py"), "--port", str(port)], env=env)
-    server = Server(process, f"http://127.0.0.1:{port}")
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise SystemExit("the server exited during start-up")
-        try:
-            requests.get(server.url + "/api/health", timeout=1)
-            return server
-        except requests.ConnectionError:
-            time.sleep(0.2)
-    server.stop()
-    raise SystemExit("the server did not start within 60 s")
+def start_server(database_url: str, redis_url: str | None) -> LiveServer:
+    """The app `kindling serve` runs, wrapped by server_timing.py, on the benchmark's database."""
+    env = {"DATABASE_URL": database_url, "RATE_LIMIT_MULTIPLIER": "100000", "REDIS_URL": redis_url or ""}
+    server = LiveServer(env, command=[sys.executable, str(HERE / "server_timing.py"), "--port"])
+    server.wait_ready(timeout=60)
+    return server
 
 
 def sign_up(url: str, n: int) -> dict:
