@@ -23,7 +23,7 @@ import requests
 from kindling.persistence.database import upgrade
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
-SIGN_OUT = "kindling.handlers.auth.sign_out"
+SIGN_OUT = "sign_out"
 PASSWORD = "correct horse battery"
 SEED = "1"
 ALL_PHASES = "examples,coverage,fuzzing,stateful"

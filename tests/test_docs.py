@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import pathlib
 
 import yaml
@@ -35,7 +36,9 @@ def test_swagger_ui(client):
 def test_every_operation_has_an_explicit_handler():
     spec = yaml.safe_load(SPEC.read_text())
     for path, method, operation in operations(spec):
-        assert operation["operationId"].startswith("kindling.handlers."), (method, path)
+        module = importlib.import_module(operation["x-openapi-router-controller"])
+        assert module.__name__.startswith("kindling.handlers."), (method, path)
+        assert callable(getattr(module, operation["operationId"])), (method, path)
         assert "default" in operation["responses"], (method, path)
 
 

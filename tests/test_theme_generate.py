@@ -279,7 +279,7 @@ def test_contract_with_a_provider(fresh_database_url, live_server, provider, tmp
     stranger = api.sign_up(email="stranger@fuzz.test", organizationName="Stranger Org")
     accounts = accounts_file(tmp_path, consultant, stranger)
     result = schemathesis(
-        server, accounts, SINGLE_OPERATION_PHASES, "--include-operation-id", "kindling.handlers.themes.generate_theme"
+        server, accounts, SINGLE_OPERATION_PHASES, "--include-operation-id", "generate_theme"
     )
     assert result.returncode == 0, result.stdout[-6000:]
     assert provider.received

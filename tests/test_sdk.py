@@ -1,0 +1,165 @@
+"""A Python SDK generated from openapi.yaml, used as a real client would use it.
+
+openapi-python-client writes the SDK into the test's temporary folder (it is never committed),
+and a consultant's first day runs through it against a `kindling serve` process: the consultant
+and an organization sign up, the organization accepts the consultant's invitation, the consultant
+brands it with a theme, its people record acts, and both read the figures back.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import csv
+import importlib
+import io
+import json
+import os
+import pathlib
+import subprocess
+import sys
+from http import HTTPStatus
+
+import pytest
+
+from kindling.persistence.database import upgrade
+from kindling.themes import generate_theme
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+PACKAGE = "kindling_client"
+PASSWORD = "correct horse battery"
+
+
+@pytest.fixture
+def sdk(tmp_path, monkeypatch):
+    """The generated package, importable for this test only."""
+    # The generator formats its output with ruff, which it finds on PATH next to itself.
+    bin_dir = pathlib.Path(sys.executable).parent
+    run = subprocess.run(
+        [bin_dir / "openapi-python-client", "generate", "--path", ROOT / "openapi.yaml",
+         "--meta", "none", "--output-path", tmp_path / PACKAGE],
+        env={**os.environ, "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}"},
+        capture_output=True, text=True, timeout=300,
+    )
+    # Any warning means part of the spec did not become code: a model or an endpoint is missing.
+    assert run.returncode == 0 and "arning" not in run.stdout + run.stderr, run.stdout + run.stderr
+    monkeypatch.syspath_prepend(str(tmp_path))
+    yield importlib.import_module(PACKAGE)
+    for name in [name for name in sys.modules if name == PACKAGE or name.startswith(PACKAGE + ".")]:
+        del sys.modules[name]
+
+
+def expect(response, status: HTTPStatus):
+    """The parsed answer of a call that must have answered `status`."""
+    assert response.status_code == status, (response.status_code, response.content[:2000])
+    return response.parsed
+
+
+def operation(name: str):
+    return importlib.import_module(f"{PACKAGE}.api.{name}")
+
+
+def model(name: str):
+    return getattr(importlib.import_module(f"{PACKAGE}.models"), name)
+
+
+@pytest.mark.live
+def test_a_consultants_first_day_through_the_generated_sdk(sdk, fresh_database_url, live_server):
+    upgrade(fresh_database_url)
+    server = live_server(DATABASE_URL=fresh_database_url)
+    clients = contextlib.ExitStack()  # each SDK client holds a connection pool to close
+    with clients:
+        journey(sdk, server.url, clients)
+
+
+def journey(sdk, url: str, clients: contextlib.ExitStack) -> None:
+    anonymous = clients.enter_context(sdk.Client(base_url=url, raise_on_unexpected_status=True))
+    health = expect(operation("health.get_health").sync_detailed(client=anonymous), HTTPStatus.OK)
+    assert health.status.value == "ok"
+
+    def sign_up(body) -> sdk.AuthenticatedClient:
+        result = expect(operation("auth.sign_up").sync_detailed(client=anonymous, body=body), HTTPStatus.CREATED)
+        client = sdk.AuthenticatedClient(base_url=url, token=result.data.session.token, raise_on_unexpected_status=True)
+        return clients.enter_context(client)
+
+    consultant = sign_up(model("SignUpConsultant")(
+        email="ada@firm.test", password=PASSWORD, name="Ada", firm_name="Good Works Advisory",
+        account_type=model("SignUpConsultantAccountType").CONSULTANT, return_token=True,
+    ))
+    admin = sign_up(model("SignUpCreatingOrganization")(
+        email="grace@harbour.test", password=PASSWORD, name="Grace", organization_name="Harbour Foods",
+        return_token=True,
+    ))
+    session = expect(operation("auth.get_session").sync_detailed(client=admin), HTTPStatus.OK).data
+    organization = session.organization
+    member = sign_up(model("SignUpJoiningOrganization")(
+        email="linus@harbour.test", password=PASSWORD, name="Linus", join_code=organization.join_code,
+        return_token=True,
+    ))
+    member_id = expect(operation("auth.get_session").sync_detailed(client=member), HTTPStatus.OK).data.user.id
+
+    # The consultant finds the organization and invites it; its admin accepts.
+    found = expect(operation("organizations.search_organizations").sync_detailed(client=consultant, q="harbour"), HTTPStatus.OK)
+    assert [o.id for o in found.organizations] == [organization.id]
+    sent = expect(
+        operation("invitations.send_invitation").sync_detailed(
+            client=consultant, body=model("InvitationSend")(organization_id=organization.id, message="Shall we?")),
+        HTTPStatus.OK,
+    )
+    pending = expect(operation("invitations.list_invitations").sync_detailed(client=admin), HTTPStatus.OK)
+    assert [(i.id, i.status.value, i.message) for i in pending.data] == [(sent.data.id, "pending", "Shall we?")]
+    expect(
+        operation("invitations.accept_invitation").sync_detailed(
+            client=admin, body=model("InvitationReference")(invitation_id=sent.data.id)),
+        HTTPStatus.OK,
+    )
+    relationships = expect(operation("clients.list_clients").sync_detailed(client=consultant), HTTPStatus.OK)
+    assert [(c.organization_id, c.status.value) for c in relationships.data] == [(organization.id, "active")]
+
+    # The consultant brands the client; its people see the theme and its CSS.
+    theme = generate_theme("#2a9d8f")
+    saved = expect(
+        operation("themes.save_theme").sync_detailed(
+            client=consultant,
+            body=model("ThemeSave")(organization_id=organization.id, theme=model("ThemeSubmitted").from_dict(theme))),
+        HTTPStatus.OK,
+    )
+    assert saved.success and saved.organization_id == organization.id
+    read = expect(operation("themes.get_theme").sync_detailed(organization.id, client=member), HTTPStatus.OK)
+    assert read.data.theme.to_dict() == theme
+    css = expect(operation("themes.get_theme_css").sync_detailed(organization.id, client=member), HTTPStatus.OK)
+    assert f"--primary: oklch({theme['light']['primary']});" in css
+
+    # Its people recognise each other.
+    acts = [
+        (member, session.user.id, "Covered the early shift", "peer_recognition"),
+        (admin, member_id, "Checked in on a colleague", "wellbeing"),
+        (member, session.user.id, "Organised the food drive", "community"),
+    ]
+    created = []
+    for author, recipient, description, category in acts:
+        body = model("KindnessActCreate")(description=description, category=model("KindnessCategory")(category),
+                                          verification_level=2, recipient_id=recipient)
+        created.append(expect(operation("kindness.create_act").sync_detailed(client=author, body=body), HTTPStatus.CREATED).data)
+    got = expect(operation("kindness.get_act").sync_detailed(created[0].id, client=admin), HTTPStatus.OK)
+    assert got.data.description == "Covered the early shift"
+    page = expect(operation("kindness.list_acts").sync_detailed(client=admin, limit=2), HTTPStatus.OK)
+    assert len(page.data) == 2 and page.next_cursor
+    rest = expect(operation("kindness.list_acts").sync_detailed(client=admin, limit=2, cursor=page.next_cursor), HTTPStatus.OK)
+    assert {a.id for a in page.data + rest.data} == {a.id for a in created} and rest.next_cursor is None
+
+    stats = expect(operation("kindness.get_stats").sync_detailed(client=member), HTTPStatus.OK).data
+    assert stats.total == 3 and stats.recent_count == 3
+    assert stats.by_category.to_dict() == {"peer_recognition": 1, "wellbeing": 1, "community": 1}
+
+    # The consultant's portfolio, as JSON and as CSV.
+    export = operation("bulk.export_portfolio")
+    formats = model("ExportPortfolioFormat")
+    # The generator types an answer by its first media type, CSV here, so JSON arrives as text.
+    text = expect(export.sync_detailed(client=consultant, format_=formats.JSON), HTTPStatus.OK)
+    portfolio = model("PortfolioExport").from_dict(json.loads(text))
+    assert [(row.organization_id, row.client, row.kindness_acts) for row in portfolio.data] == [
+        (organization.id, "Harbour Foods", 3)
+    ]
+    table = expect(export.sync_detailed(client=consultant, format_=formats.CSV), HTTPStatus.OK)
+    rows = list(csv.DictReader(io.StringIO(table)))
+    assert len(rows) == 1 and rows[0]["Client"] == "Harbour Foods" and rows[0]["Kindness Acts"] == "3"
