@@ -42,6 +42,11 @@ class CircuitBreaker:
         what the dependency missed meanwhile. A failure of it fails the probe."""
         self._catch_up.append(callback)
 
+    @property
+    def trusted(self) -> bool:
+        """Whether calls go straight to the dependency: no outage is being waited out or probed."""
+        return self._retry_at is None
+
     def call(self, operation: Callable[[], T], fallback: Callable[[], T]) -> T:
         """`operation()` while the dependency is trusted or being probed, else `fallback()`."""
         admitted = self._admit()

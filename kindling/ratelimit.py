@@ -72,6 +72,10 @@ class RateLimiter:
             for name, (amount, seconds) in RULES.items()
         }
 
+    def answers_promptly(self) -> bool:
+        """Whether its store is process memory or a Redis that has not failed lately."""
+        return self._primary is self._fallback or self._breaker.trusted
+
     def hit(self, rule: str, key: str) -> Decision:
         """Count one request against `rule` for `key`."""
         return self._run(rule, key, count=True)
@@ -129,7 +133,7 @@ class RateLimitMiddleware:
             await self.app(scope, receive, send)
             return
         try:
-            principal, decision = await run_in_threadpool(self._admit, scope)
+            principal, decision = await self._admit(scope)
         except SQLAlchemyError as exc:
             log.warning("database unavailable while authenticating: %s", exc.__class__.__name__)
             await _send_json(send, 503, {"error": "The database is unavailable; try again shortly", "code": "service_unavailable"}, [(b"retry-after", b"5")])
@@ -147,15 +151,29 @@ class RateLimitMiddleware:
 
         await self.app(scope, receive, send_with_headers)
 
-    def _admit(self, scope) -> tuple[Principal | None, Decision]:
+    async def _admit(self, scope) -> tuple[Principal | None, Decision]:
         token = security.token_from_headers(Headers(scope=scope))
+        # A healthy Redis (or process memory) answers in a fraction of a millisecond, so it is
+        # asked from the event loop: a trip through the thread pool costs more than that under
+        # load. The database, and a Redis that failed lately and may hang until its socket
+        # timeout, are waited for in a thread.
+        if not self.limiter.answers_promptly():
+            return await run_in_threadpool(self._admit_in_thread, scope, token)
+        principal = security.cached_principal(self.cache, token)
+        if principal is security.NOT_CACHED:
+            principal = await run_in_threadpool(security.authenticate, self.session_factory, self.cache, token)
+        return principal, self._decide(scope, principal)
+
+    def _admit_in_thread(self, scope, token: str | None) -> tuple[Principal | None, Decision]:
         principal = security.authenticate(self.session_factory, self.cache, token)
+        return principal, self._decide(scope, principal)
+
+    def _decide(self, scope, principal: Principal | None) -> Decision:
         key = principal.user_id if principal else _client_ip(scope)
         decisions = [self.limiter.hit(rule, key) for rule in rules_for(scope["path"], principal)]
         denied = [d for d in decisions if not d.allowed]
         # Report the tightest limit: the one a client must respect first.
-        decision = max(denied, key=lambda d: d.reset) if denied else min(decisions, key=lambda d: d.remaining)
-        return principal, decision
+        return max(denied, key=lambda d: d.reset) if denied else min(decisions, key=lambda d: d.remaining)
 
 
 def _client_ip(scope) -> str:

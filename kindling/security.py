@@ -54,18 +54,28 @@ def _cookie_token(cookie_header: str | None) -> str | None:
     return morsel.value if morsel is not None else None
 
 
+NOT_CACHED = object()
+
+
+def cached_principal(cache: Cache, token: str | None) -> Principal | None | object:
+    """What the cache store alone knows of `token`: a Principal, None for a token that cannot be
+    a session's, or NOT_CACHED when only the database can tell."""
+    if not token or len(token) > 512:
+        return None
+    cached = cache.get(_principal_key(hash_token(token)))
+    return NOT_CACHED if cached is None else Principal(**json.loads(cached))
+
+
 def authenticate(session_factory: sessionmaker[DbSession], cache: Cache, token: str | None) -> Principal | None:
     """The principal of a live session for `token`, renewing the session when due.
 
     Principals are kept in the cache store for up to PRINCIPAL_TTL seconds (never past the
     session's expiry), so most requests skip the database; revoking a session forgets it.
     """
-    if not token or len(token) > 512:
-        return None
+    cached = cached_principal(cache, token)
+    if cached is not NOT_CACHED:
+        return cached
     token_hash = hash_token(token)
-    cached = cache.get(_principal_key(token_hash))
-    if cached is not None:
-        return Principal(**json.loads(cached))
     now = utcnow()
     with session_factory() as db:
         row = db.execute(
