@@ -8,7 +8,6 @@ import signal
 import sys
 
 from kindling.config import ConfigError, Settings
-from kindling.persistence import database
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -33,6 +32,8 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=settings.log_level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
 
     if args.command == "db":
+        from kindling.persistence import database
+
         database.upgrade(settings.database_url)
         return 0
     if args.command == "worker":
@@ -70,6 +71,7 @@ def _serve(settings: Settings, host: str, port: int, workers: int) -> int:
     worker = None
     if settings.embedded:
         from kindling.delivery import Worker
+        from kindling.persistence import database
 
         database.upgrade(settings.database_url)
         # Embedded mode has no separate `kindling worker`; webhooks go out from this process.

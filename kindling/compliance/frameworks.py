@@ -172,7 +172,7 @@ def _text(entry: dict, key: str, where: str, problems: list[str]) -> str | None:
     return value
 
 
-class _UniqueKeyLoader(yaml.SafeLoader):
+class _UniqueKeyLoader(yaml.CSafeLoader):
     """PyYAML keeps the last of repeated keys silently; a repeated framework id must fail instead."""
 
     def construct_mapping(self, node, deep=False):

@@ -12,7 +12,6 @@ from sqlalchemy.orm import Session
 
 from kindling import money
 from kindling.compliance import CURRENCY_UNIT, Framework, get_framework
-from kindling.compliance.pdf import report_pdf
 from kindling.exports import ExportFile, csv_text
 from kindling.persistence.accounts import Organization
 from kindling.services import metrics
@@ -123,6 +122,9 @@ def export_report(
     elif file_format == "json":
         content = json.dumps({"data": report_document(report)}, ensure_ascii=False).encode()
     else:
+        # reportlab takes a tenth of a second to import: every server start would pay for it.
+        from kindling.compliance.pdf import report_pdf
+
         content = report_pdf(report)
     window = report.window
     name = f"kindling-{report.framework.id}-{report.organization.slug}-{window.period}-{window.end:%Y-%m-%d}.{file_format}"
