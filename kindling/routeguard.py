@@ -24,22 +24,29 @@ class RouteGuardMiddleware:
 
     def __init__(self, app, *, paths: dict) -> None:
         self.app = app
-        self.routes = []
+        self.literal: dict[str, set[str]] = {}
+        self.templated = []
         for template, item in paths.items():
             methods = {method.upper() for method in item if method in HTTP_METHODS}
             if "GET" in methods:
                 methods.add("HEAD")
-            self.routes.append((compile_path(template)[0], template.count("{"), methods))
+            if "{" in template:
+                self.templated.append((compile_path(template)[0], template.count("{"), methods))
+            else:
+                self.literal[template] = methods
 
     async def __call__(self, scope, receive, send):
         if scope["type"] == "http":
             path = scope["path"]
             if CONTROL_CHARACTERS.search(path):
                 raise NotFound("No such endpoint")
-            matches = [(parameters, methods) for pattern, parameters, methods in self.routes if pattern.match(path)]
             # A literal path wins over a template that would also match it (/stats over /{id}).
-            fewest = min((parameters for parameters, _ in matches), default=0)
-            allowed = set().union(*(methods for parameters, methods in matches if parameters == fewest))
+            allowed = self.literal.get(path) or self._templated_methods(path)
             if allowed and scope["method"] not in allowed:
                 raise HTTPException(405, headers={"Allow": ", ".join(sorted(allowed))})
         await self.app(scope, receive, send)
+
+    def _templated_methods(self, path: str) -> set[str]:
+        matches = [(parameters, methods) for pattern, parameters, methods in self.templated if pattern.match(path)]
+        fewest = min((parameters for parameters, _ in matches), default=0)
+        return set().union(*(methods for parameters, methods in matches if parameters == fewest))
