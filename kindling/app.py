@@ -20,6 +20,7 @@ from kindling.ratelimit import RateLimiter, RateLimitMiddleware
 from kindling.requestguard import RequestGuardMiddleware
 from kindling.routeguard import RouteGuardMiddleware
 from kindling.runtime import Runtime, install
+from kindling.security import SECURITY_MAP
 from kindling.uploads import VALIDATOR_MAP_OVERRIDES
 
 SPEC = pathlib.Path(__file__).with_name("openapi.yaml")
@@ -45,7 +46,9 @@ def create_app(settings: Settings | None = None) -> connexion.FlaskApp:
         limiter=RateLimiter(settings.redis_url, settings.rate_limit_multiplier, breaker=breaker),
     )
     # Compact JSON: Connexion pretty-prints by default, which triples the cost of encoding.
-    app = connexion.FlaskApp(__name__, specification_dir=str(SPEC.parent), jsonifier=Jsonifier(flask.json))
+    app = connexion.FlaskApp(
+        __name__, specification_dir=str(SPEC.parent), jsonifier=Jsonifier(flask.json), security_map=SECURITY_MAP
+    )
     spec = load_spec()
     app.add_api(
         spec,
