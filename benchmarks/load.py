@@ -20,8 +20,9 @@ organization with 2,000 acts is added to it.
    `--rounds` times (default 3), Kindling then the floor each time.
 4. Prints, from the round with the median ratio, requests per second and p50/p99 latency for
    each, and the ratio Kindling/floor, with the targets: health p99 < 100 ms at 50
-   connections, Kindling ≥ 0.6 × floor on every route, start-up ≤ 2 s. wrk, both servers, PostgreSQL and Redis share the machine's cores, as they
-   would on any single host; the load average before the run is printed with the table.
+   connections, Kindling ≥ 0.6 × floor on every route, start-up ≤ 2 s. wrk, both servers,
+   PostgreSQL and Redis share the machine's cores, as they would on any single host; the load
+   average before the run is printed with the table.
 """
 
 from __future__ import annotations
