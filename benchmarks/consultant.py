@@ -54,7 +54,8 @@ class Fixtures:
     """Records made straight in the database, committed, with names unique to this run."""
 
     def __init__(self, settings: Settings) -> None:
-        self.engine = make_engine(settings.database_url)
+        # Seeding a million acts takes one long statement: no limit on the server's silence.
+        self.engine = make_engine(settings.database_url, silence_limit=None)
         self.sessions = make_session_factory(self.engine)
         self.run = uuid.uuid4().hex[:8]
         self.sequence = itertools.count(1)

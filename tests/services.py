@@ -10,6 +10,7 @@ import glob
 import os
 import pwd
 import shutil
+import signal
 import socket
 import subprocess
 import tempfile
@@ -111,9 +112,25 @@ class PostgresCluster:
         """Stop the cluster; `immediate` drops every connection at once, as a crash would."""
         self._run("pg_ctl", "stop", "--pgdata", self.data, "--mode", mode, "--wait")
 
+    def freeze(self) -> None:
+        """Stop every process of the cluster dead (SIGSTOP), as a stalled disk or a paused VM
+        would: its sockets stay open and the kernel acknowledges what is sent, but nothing answers."""
+        self._signal(signal.SIGSTOP)
+
+    def thaw(self) -> None:
+        self._signal(signal.SIGCONT)
+
     def close(self) -> None:
         if os.path.exists(os.path.join(self.data, "postmaster.pid")):
+            self.thaw()
             self.stop()
+
+    def _signal(self, signum: int) -> None:
+        with open(os.path.join(self.data, "postmaster.pid")) as pidfile:
+            postmaster = int(pidfile.readline())
+        children = subprocess.run(["pgrep", "-P", str(postmaster)], capture_output=True, text=True).stdout.split()
+        for pid in [postmaster, *map(int, children)]:
+            os.kill(pid, signum)
 
     def _run(self, program: str, *args: str) -> None:
         subprocess.run([*self._as, os.path.join(self.bin, program), *args], check=True, capture_output=True, timeout=60)

@@ -1,8 +1,9 @@
 """Outages of Redis and PostgreSQL under a running server, on throwaway servers of the test's own.
 
 Redis down (stopped or hung): the API keeps answering, quickly, with the cache and rate limits
-kept in the process; health says so. PostgreSQL down: 503 with the envelope, promptly. Both
-come back without restarting anything, and nothing that was answered 201 is lost.
+kept in the process; health says so. PostgreSQL down (stopped or frozen): 503 with the
+envelope, promptly. Both come back without restarting anything, and nothing that was answered
+201 is lost.
 """
 
 from __future__ import annotations
@@ -177,3 +178,27 @@ def test_database_outage_answers_503_then_recovers_with_every_201_kept(postgres_
         if requests.get(f"{server.url}/api/kindness/{act_id}", headers=caller.headers, timeout=10).status_code != 200
     ]
     assert missing == [], f"{len(missing)} of {len(created)} acts answered 201 are gone"
+
+
+def test_frozen_database_answers_503_within_seconds_then_recovers(postgres_service, redis_service, live_server):
+    server = live_server(DATABASE_URL=postgres_service.url, REDIS_URL=redis_service.url, RATE_LIMIT_MULTIPLIER="100")
+    caller = Caller(server)
+    calls = caller.requests(server)
+    assert calls["list"]().status_code == 200
+    postgres_service.freeze()
+    try:
+        # A pooled connection's pre-ping gets no answer (3 s), then a new connection none (2 s).
+        for name in ("sign-in", "list", "create"):
+            response, elapsed = timed(calls[name])
+            assert response.status_code == 503, (name, response.text)
+            assert response.json()["code"] == "service_unavailable"
+            assert elapsed < 6.5, (name, elapsed)
+        response, elapsed = timed(calls["health"])
+        assert response.status_code == 200 and response.json()["checks"]["database"]["status"] == "error"
+        assert elapsed < 6.5
+    finally:
+        postgres_service.thaw()
+    created = calls["create"]()
+    assert created.status_code == 201, created.text
+    act = requests.get(f"{server.url}/api/kindness/{created.json()['data']['id']}", headers=caller.headers, timeout=10)
+    assert act.status_code == 200

@@ -2,31 +2,45 @@
 
 from __future__ import annotations
 
+import os
 import pathlib
+import select
+import socket
+import weakref
 
 from sqlalchemy import Engine, create_engine, event
 from sqlalchemy.orm import Session, sessionmaker
 
 MIGRATIONS = pathlib.Path(__file__).with_name("migrations")
+# How long PostgreSQL may stay silent: while a connection is set up, and then, on the engines
+# that serve requests, while a statement runs. Together they bound a request that meets a
+# frozen server to about 5 s (a pre-ping that gets no answer, then one new connection).
+CONNECT_LIMIT = 2.0
+SILENCE_LIMIT = 3.0
+_silence_limits: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
-def make_engine(url: str) -> Engine:
-    """An engine tuned for the dialect the URL names."""
+def make_engine(url: str, *, silence_limit: float | None = SILENCE_LIMIT) -> Engine:
+    """An engine tuned for the dialect the URL names; `silence_limit=None` lets statements run
+    as long as they take (bulk seeding, say)."""
     if url.startswith("sqlite"):
         engine = create_engine(url, connect_args={"check_same_thread": False, "timeout": 30})
         _sqlite_transactions(engine)
         return engine
+    import psycopg2.extensions
+
+    # Process-wide, as psycopg2 has it: every PostgreSQL connection of the process waits through it.
+    psycopg2.extensions.set_wait_callback(_wait_for_server)
     # FlaskApp serves from a pool of 10 threads, so keep at least that many connections.
     # A database that stops answering must cost a request about 5 s, never a hang: connect,
-    # pool checkout and unacknowledged writes all give up by then.
-    return create_engine(
+    # pool checkout, unacknowledged writes and a silent server all give up by then.
+    engine = create_engine(
         url,
         pool_size=10,
         max_overflow=5,
         pool_pre_ping=True,
         pool_timeout=5,
         connect_args={
-            "connect_timeout": 5,
             "tcp_user_timeout": 5000,
             "keepalives": 1,
             "keepalives_idle": 5,
@@ -34,6 +48,34 @@ def make_engine(url: str) -> Engine:
             "keepalives_count": 3,
         },
     )
+    if silence_limit is not None:
+        event.listen(engine, "connect", lambda connection, _record: _silence_limits.__setitem__(connection, silence_limit))
+    return engine
+
+
+def _wait_for_server(connection) -> None:
+    """psycopg2's wait callback (its `extras.wait_select`, with limits). A frozen server is the
+    case TCP cannot catch: its kernel acknowledges every packet, so neither keepalives nor the
+    user timeout fire, and libpq's own connect_timeout does not apply to connections waited on
+    here. A server silent past its limit is given up on, and its connection is dead after."""
+    import psycopg2
+    import psycopg2.extensions as ext
+
+    limit = CONNECT_LIMIT if connection.status == ext.STATUS_SETUP else _silence_limits.get(connection)
+    while True:
+        state = connection.poll()
+        if state == ext.POLL_OK:
+            return
+        if state not in (ext.POLL_READ, ext.POLL_WRITE):
+            raise psycopg2.OperationalError(f"unexpected state from poll: {state}")
+        poller = select.poll()
+        poller.register(connection.fileno(), select.POLLIN if state == ext.POLL_READ else select.POLLOUT)
+        if not poller.poll(None if limit is None else limit * 1000):
+            # Not connection.close(): psycopg2 holds the connection while it waits. With its
+            # socket shut down, any later use of the connection fails at once instead.
+            with socket.socket(fileno=os.dup(connection.fileno())) as sock:
+                sock.shutdown(socket.SHUT_RDWR)
+            raise psycopg2.OperationalError(f"no answer from the database in {limit:g} s")
 
 
 def _sqlite_transactions(engine: Engine) -> None:
