@@ -49,7 +49,11 @@ def make_engine(url: str, *, silence_limit: float | None = SILENCE_LIMIT) -> Eng
         },
     )
     if silence_limit is not None:
-        event.listen(engine, "connect", lambda connection, _record: _silence_limits.__setitem__(connection, silence_limit))
+
+        @event.listens_for(engine, "connect")
+        def limit_silence(dbapi_connection, _record):
+            _silence_limits[dbapi_connection] = silence_limit
+
     return engine
 
 
