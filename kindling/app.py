@@ -46,9 +46,7 @@ def create_app(settings: Settings | None = None) -> connexion.FlaskApp:
         limiter=RateLimiter(settings.redis_url, settings.rate_limit_multiplier, breaker=breaker),
     )
     # Compact JSON: Connexion pretty-prints by default, which triples the cost of encoding.
-    app = connexion.FlaskApp(
-        __name__, specification_dir=str(SPEC.parent), jsonifier=Jsonifier(flask.json), security_map=SECURITY_MAP
-    )
+    app = connexion.FlaskApp(__name__, jsonifier=Jsonifier(flask.json), security_map=SECURITY_MAP)
     spec = load_spec()
     app.add_api(
         spec,

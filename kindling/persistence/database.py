@@ -8,6 +8,8 @@ import select
 import socket
 import weakref
 
+import psycopg2
+import psycopg2.extensions as ext
 from sqlalchemy import Engine, create_engine, event
 from sqlalchemy.orm import Session, sessionmaker
 
@@ -27,10 +29,8 @@ def make_engine(url: str, *, silence_limit: float | None = SILENCE_LIMIT) -> Eng
         engine = create_engine(url, connect_args={"check_same_thread": False, "timeout": 30})
         _sqlite_transactions(engine)
         return engine
-    import psycopg2.extensions
-
     # Process-wide, as psycopg2 has it: every PostgreSQL connection of the process waits through it.
-    psycopg2.extensions.set_wait_callback(_wait_for_server)
+    ext.set_wait_callback(_wait_for_server)
     # FlaskApp serves from a pool of 10 threads, so keep at least that many connections.
     # A database that stops answering must cost a request about 5 s, never a hang: connect,
     # pool checkout, unacknowledged writes and a silent server all give up by then.
@@ -62,9 +62,6 @@ def _wait_for_server(connection) -> None:
     case TCP cannot catch: its kernel acknowledges every packet, so neither keepalives nor the
     user timeout fire, and libpq's own connect_timeout does not apply to connections waited on
     here. A server silent past its limit is given up on, and its connection is dead after."""
-    import psycopg2
-    import psycopg2.extensions as ext
-
     limit = CONNECT_LIMIT if connection.status == ext.STATUS_SETUP else _silence_limits.get(connection)
     while True:
         state = connection.poll()
