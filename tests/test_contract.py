@@ -124,8 +124,11 @@ def schemathesis(
 
 
 def failures(run: subprocess.CompletedProcess) -> str:
-    """schemathesis's report from its failures on, which is what a reader needs."""
-    return run.stdout[run.stdout.find("FAILURES"):][:20000] + run.stderr[-2000:]
+    """schemathesis's report from its failures on, which is what a reader needs; without
+    failures (an error of schemathesis's own), the end of its output."""
+    start = run.stdout.find("FAILURES")
+    report = run.stdout[start:][:20000] if start >= 0 else run.stdout[-20000:]
+    return report + run.stderr[-2000:]
 
 
 @pytest.mark.live
