@@ -11,7 +11,7 @@ from connexion.jsonifier import Jsonifier
 from connexion.middleware import MiddlewarePosition
 from connexion.options import SwaggerUIOptions
 
-from kindling import errors
+from kindling import errors, operations
 from kindling.cache import make_cache, redis_breaker
 from kindling.compliance import load_frameworks
 from kindling.config import Settings
@@ -34,6 +34,7 @@ def load_spec() -> dict:
 def create_app(settings: Settings | None = None) -> connexion.FlaskApp:
     """Build a Kindling app for `settings` (by default, from the environment)."""
     settings = settings or Settings.from_env()
+    operations.install()
     # A broken framework file stops the server here, not at the first compliance request.
     load_frameworks()
     engine = make_engine(settings.database_url)

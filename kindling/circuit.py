@@ -65,6 +65,9 @@ class CircuitBreaker:
         return result
 
     def _admit(self) -> str | None:
+        # The common case needs no lock: reading one attribute is atomic.
+        if self._retry_at is None:
+            return "closed"
         with self._lock:
             if self._retry_at is None:
                 return "closed"

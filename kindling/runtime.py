@@ -45,10 +45,12 @@ def install(flask_app: flask.Flask, state: Runtime) -> None:
         session = flask.g.pop("db", None)
         if session is not None:
             try:
-                if response.status_code < 400:
-                    session.commit()
-                else:
-                    session.rollback()
+                # A request that only read from the cache never began a transaction.
+                if session.in_transaction():
+                    if response.status_code < 400:
+                        session.commit()
+                    else:
+                        session.rollback()
             finally:
                 session.close()
         return response
