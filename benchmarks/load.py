@@ -107,9 +107,14 @@ def main() -> int:
                 rounds.sort(key=lambda pair: pair[0]["rps"] / pair[1]["rps"])
                 rows.append((name, *rounds[len(rounds) // 2]))
     finally:
+        kindling_log = kindling.log()
         kindling.stop()
         floor.stop()
-    return report(rows, startup, load, args)
+    failed = report(rows, startup, load, args)
+    if any(ours["errors"] for _, ours, _ in rows):
+        print("Kindling answered non-2xx; the end of its log (warnings and errors):")
+        print("\n".join(kindling_log.splitlines()[-20:]))
+    return failed
 
 
 def seed(database_url: str) -> tuple[str, str, str]:
