@@ -33,8 +33,8 @@ class CheckResult:
 
 def check_database(engine: Engine) -> None:
     # The dialect's own ping, on the driver's connection: on PostgreSQL a SELECT 1 in autocommit,
-    # one round trip with no BEGIN before it and no ROLLBACK after (a plain SELECT took three,
-    # and health answered a third slower for them). No transaction, so no lock for a writer to hold up.
+    # one round trip where a plain SELECT takes three (BEGIN and ROLLBACK around it). No
+    # transaction, so no lock for a writer to hold up.
     connection = engine.raw_connection()
     try:
         engine.dialect.do_ping(connection.dbapi_connection)

@@ -2,8 +2,8 @@
 
 Connexion 3's FlaskApp wraps each handler in a fresh FlaskDecorator chain on every request,
 inspecting the handler's signature each time, although the chain depends on the operation
-alone (the request reaches it as an argument). Building it once saves about 0.1 ms of CPU
-per request.
+alone (the request reaches it as an argument). Building it once saves about 110,000
+instructions per request (callgrind), 3% of a cached statistics request.
 """
 
 from __future__ import annotations
