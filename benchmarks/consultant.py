@@ -149,12 +149,15 @@ PORTFOLIO_SEED = [
     SELECT gen_random_uuid()::text, consultant_id, organization_id, id, 'active', now()
     FROM invitations WHERE consultant_id = :consultant
     """,
-    # Act g belongs to client g % clients; its moment is spread over the last 364 days.
+    # Act g belongs to client g % clients; its moment is spread over the last 364 days. Each act
+    # has the evidence of the level it asked for, so that reports count a mix of levels.
     """
     INSERT INTO kindness_acts (id, organization_id, user_id, recipient_id, description, category,
-                               verification_level, media, ripple_count, created_at, updated_at)
+                               verification_level, verified_level, verification_status, media, ripple_count,
+                               created_at, updated_at)
     SELECT gen_random_uuid()::text, p.organization_id, p.id, 'outsider-' || (g % 997), 'Covered a shift',
-           (ARRAY['peer_recognition', 'community', 'wellbeing'])[1 + g % 3], 1 + (g / 7) % 5, '[]', 0,
+           (ARRAY['peer_recognition', 'community', 'wellbeing'])[1 + g % 3], 1 + (g / 7) % 5, 1 + (g / 7) % 5,
+           'verified', '[]', 0,
            now() - ((g::bigint * 7919) % (364 * 1440)) * interval '1 minute',
            now() - ((g::bigint * 7919) % (364 * 1440)) * interval '1 minute'
     FROM generate_series(0, :acts - 1) AS g
@@ -163,15 +166,16 @@ PORTFOLIO_SEED = [
     # Three opportunities a client (10, 100 and 300 days ago), each with every member checked in.
     """
     INSERT INTO volunteer_opportunities (id, organization_id, created_by, title, starts_at, ends_at,
-                                         latitude, longitude, radius_meters, created_at)
+                                         latitude, longitude, radius_meters, code_secret, created_at)
     SELECT gen_random_uuid()::text, p.organization_id, p.id, 'Beach clean-up',
-           now() - d * interval '1 day', now() - d * interval '1 day' + interval '3 hours', 51.5, -0.12, 200, now()
+           now() - d * interval '1 day', now() - d * interval '1 day' + interval '3 hours', 51.5, -0.12, 200,
+           translate(upper(md5(random()::text)), '0189', 'WXYZ'), now()
     FROM seed_people AS p CROSS JOIN (VALUES (10), (100), (300)) AS days(d) WHERE p.m = 0
     """,
     """
     INSERT INTO volunteer_check_ins (id, opportunity_id, organization_id, user_id, checked_in_at, latitude,
-                                     longitude, distance_meters, verified, hours)
-    SELECT gen_random_uuid()::text, o.id, o.organization_id, p.id, o.starts_at, 51.5, -0.12, 0, p.m % 4 <> 3, 3
+                                     longitude, distance_meters, location_verified, verified, hours)
+    SELECT gen_random_uuid()::text, o.id, o.organization_id, p.id, o.starts_at, 51.5, -0.12, 0, p.m % 4 <> 3, p.m % 4 <> 3, 3
     FROM volunteer_opportunities AS o JOIN seed_people AS p ON p.organization_id = o.organization_id
     """,
     # 100 donations a client over the year: most succeeded, some pending, failed or refunded.

@@ -13,14 +13,15 @@ import os
 import flask
 from a2wsgi import WSGIMiddleware
 
-from kindling import __version__, health
-from kindling.access import Principal
-from kindling.cache import make_cache, redis_breaker
+from kindling import __version__
 from kindling.config import Settings
-from kindling.handlers.kindness import act_body
+from kindling.domain.access import Principal
+from kindling.infrastructure import health
+from kindling.infrastructure.cache import make_cache, redis_breaker
 from kindling.persistence.base import utcnow
 from kindling.persistence.database import make_engine, make_session_factory
 from kindling.services import kindness, kindness_stats
+from kindling.web.handlers.kindness import act_body
 
 settings = Settings.from_env()
 engine = make_engine(settings.database_url)

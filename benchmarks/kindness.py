@@ -11,23 +11,30 @@
    worker, wrapped by benchmarks/server_timing.py, with RATE_LIMIT_MULTIPLIER=100000.
 3. Signs up 10 organizations through the API, then seeds in SQL with generate_series: 1,000 members
    and 1,000,000 acts in the first organization, 100 members and 10,000 acts in each of the others,
-   spread over the last 365 days; 80% of the acts go to members, so ripples are common. Ripple
-   counts and tallies are derived in SQL straight from their definition, then VACUUM ANALYZE.
+   spread over the last 365 days; 80% of the acts go to members, so ripples are common. Each act
+   asks for a level 1–5 and has only level 1 on record, as the upgrade to earned verification
+   leaves them. Ripple counts and tallies are derived in SQL straight from their definition, then
+   VACUUM ANALYZE.
 4. Times each measurement through HTTP on one keep-alive connection, after a warm-up:
    - baseline: GET /api/auth/session, the cost of any authenticated request (no target);
    - create: POST /api/kindness by the first organization's admin;
    - stats uncached: GET /api/kindness/stats right after a create (which retires the cached entry);
    - stats cached: the same request again;
    - page 1: GET /api/kindness?limit=1000, also with a category and with a userId filter;
-   - page 500: a walk follows nextCursor from page 1 to page 500, then page 500 is fetched again.
-5. Checks every tally, and the stored ripple counts of a sample of acts (including all those the
-   benchmark's creates changed), against a recomputation; exits 1 on any difference.
+   - page 500: a walk follows nextCursor from page 1 to page 500, then page 500 is fetched again;
+   - pending: GET /api/verifications/pending?limit=100, the admin's acts awaiting approval;
+   - decision: POST /api/kindness/{id}/verifications, the admin approving the requested level 3 or
+     4 of acts from that list (target: server median ≤ 15 ms);
+   then the statistics served after the decisions are compared with a recomputation from the acts.
+5. Checks every tally, every act's verified level (against its decisions), and the stored ripple
+   counts of a sample of acts (including all those the benchmark's creates changed), against a
+   recomputation; exits 1 on any difference.
 
 "client" is the round trip the benchmark measures (loopback HTTP, uvicorn's parsing included);
 "server" is the `Server-Timing: app;dur=` the server reports: from the request entering the
 application to the start of its response (rate limiter, session lookup, validation, handler,
 queries, JSON encoding). Targets are checked on client p95, except the cached statistics (server
-p95) and page 500 (client p50 against 1.5 × page 1's). The load average is printed with the table:
+p95), page 500 (client p50 against 1.5 × page 1's) and the decision (server p50). The load average is printed with the table:
 the numbers mean little on a machine busy with other work.
 """
 
@@ -76,11 +83,11 @@ def main() -> int:
             started = time.perf_counter()
             seed(engine, [admin["organizationId"] for admin in admins], args.acts)
             print(f"seeded in {time.perf_counter() - started:.0f} s", file=sys.stderr)
-        rows = measure(server.url, admins[0], engine, args.samples, args.pages)
+        rows, stats_consistent = measure(server.url, admins[0], engine, args.samples, args.pages)
     finally:
         server.stop()
     print_table(rows)
-    return verify(engine, admins[0])
+    return verify(engine, admins[0]) or (0 if stats_consistent else 1)
 
 
 # --- setup ---
@@ -92,9 +99,12 @@ def prepare(engine, *, reset: bool) -> None:
             connection.execute(text("DROP SCHEMA public CASCADE; CREATE SCHEMA public"))
         else:
             tables = connection.scalar(text("SELECT count(*) FROM pg_tables WHERE schemaname = 'public'"))
-            if tables and connection.scalar(text("SELECT to_regclass('users') IS NOT NULL")):
-                if connection.scalar(text("SELECT EXISTS (SELECT 1 FROM users)")):
-                    raise SystemExit("the database holds data: use a fresh one or pass --reset")
+            if (
+                tables
+                and connection.scalar(text("SELECT to_regclass('users') IS NOT NULL"))
+                and connection.scalar(text("SELECT EXISTS (SELECT 1 FROM users)"))
+            ):
+                raise SystemExit("the database holds data: use a fresh one or pass --reset")
     upgrade(engine.url.render_as_string(hide_password=False))
 
 
@@ -135,7 +145,7 @@ def seed(engine, organization_ids: list[str], acts: int) -> None:
             text(
                 """
                 INSERT INTO kindness_tallies (organization_id, category, acts, verification_sum, ripple_sum)
-                SELECT organization_id, category, count(*), sum(verification_level), sum(ripple_count)
+                SELECT organization_id, category, count(*), sum(verified_level), sum(ripple_count)
                 FROM kindness_acts GROUP BY organization_id, category;
                 INSERT INTO kindness_recipient_tallies (organization_id, recipient_id, acts)
                 SELECT organization_id, recipient_id, count(*) FROM kindness_acts GROUP BY organization_id, recipient_id;
@@ -202,8 +212,15 @@ def seed_organization(connection, organization_id: str, index: int, *, members: 
         text(
             """
             INSERT INTO kindness_acts (id, organization_id, user_id, recipient_id, description, category,
-                                       verification_level, media, ripple_count, created_at, updated_at)
-            SELECT a.id, :org, a.user_id, a.recipient_id, a.description, a.category, a.verification_level,
+                                       verification_level, verified_level, verification_status, verification_awaiting,
+                                       media, ripple_count, created_at, updated_at)
+            SELECT a.id, :org, a.user_id, a.recipient_id, a.description, a.category, a.verification_level, 1,
+                   CASE WHEN a.verification_level = 1 THEN 'verified' ELSE 'pending' END,
+                   CASE a.verification_level
+                       WHEN 1 THEN NULL
+                       WHEN 2 THEN CASE WHEN a.recipient_id LIKE 'outsider-%' THEN 'external' ELSE 'recipient' END
+                       WHEN 3 THEN 'manager' WHEN 4 THEN 'admin' ELSE 'external'
+                   END,
                    a.media::json,
                    (SELECT count(*) FROM (
                         SELECT 1 FROM seed_acts AS b
@@ -256,7 +273,8 @@ class Measurement:
         return values[min(len(values) - 1, round(percent / 100 * (len(values) - 1)))]
 
 
-def measure(url: str, admin: dict, engine, samples: int, pages: int) -> list[tuple[Measurement, bool | None]]:
+def measure(url: str, admin: dict, engine, samples: int, pages: int) -> tuple[list[tuple[Measurement, bool | None]], bool]:
+    """The measurements with whether each met its target, and whether the statistics stayed consistent."""
     timer = Timer(url, admin["token"])
     with engine.connect() as connection:
         member_ids = list(
@@ -287,6 +305,8 @@ def measure(url: str, admin: dict, engine, samples: int, pages: int) -> list[tup
     read_one = Measurement("one act by id", "")
     walk = Measurement(f"walk, pages 1–{pages}", "")
     page_500 = Measurement(f"page {pages} (1000 acts)", "≤ 1.5 × page 1")
+    pending = Measurement("pending (100 acts)", "")
+    decisions = Measurement("decision", "≤ 15 ms server p50")
 
     for _ in range(10):  # warm-up: connections, validators, caches
         create()
@@ -321,6 +341,21 @@ def measure(url: str, admin: dict, engine, samples: int, pages: int) -> list[tup
     for _ in range(samples):
         page_500.add(*timer.request("GET", "/api/kindness", 200, params={"limit": 1000, "cursor": previous})[1:])
 
+    awaiting: list[dict] = []
+    while len(decisions.client) < samples + 10:
+        if not awaiting:
+            response, client, server = timer.request("GET", "/api/verifications/pending", 200, params={"limit": 100})
+            pending.add(client, server)
+            awaiting = response.json()["data"]
+            if not awaiting:
+                raise SystemExit("no act awaits the admin's decision")
+        act = awaiting.pop()
+        level = act["verificationLevel"]
+        body = {"level": level, "decision": "confirm" if level == 2 else "approve"} | ({"reference": f"HR-{act['id'][:8]}"} if level == 4 else {})
+        decisions.add(*timer.request("POST", f"/api/kindness/{act['id']}/verifications", 201, json=body)[1:])
+    del decisions.client[:10], decisions.server[:10]  # the first ones warm up
+    stats_consistent = check_stats(timer, engine, admin["organizationId"])
+
     def within(measurement: Measurement, limit: float, which: str = "client") -> bool:
         return measurement.p(which, 95) <= limit
 
@@ -335,7 +370,25 @@ def measure(url: str, admin: dict, engine, samples: int, pages: int) -> list[tup
         (read_one, None),
         (walk, None),
         (page_500, page_500.p("client", 50) <= 1.5 * page_one.p("client", 50)),
-    ]
+        (pending, None),
+        (decisions, decisions.p("server", 50) <= 15),
+    ], stats_consistent
+
+
+def check_stats(timer: Timer, engine, organization_id: str) -> bool:
+    """Whether the statistics served after the decisions match the acts' verified levels and ripple counts."""
+    served = timer.request("GET", "/api/kindness/stats", 200)[0].json()["data"]
+    with engine.connect() as connection:
+        total, half_points = connection.execute(
+            text("SELECT count(*), sum(2 * verified_level + ripple_count) FROM kindness_acts WHERE organization_id = :org"),
+            {"org": organization_id},
+        ).one()
+    consistent = (served["total"], served["totalRippleScore"]) == (total, half_points / 2)
+    print(
+        f"statistics after the decisions: served total {served['total']}, ripple {served['totalRippleScore']};"
+        f" recomputed {total}, {half_points / 2}: {'consistent' if consistent else 'DIFFERENT'}"
+    )
+    return consistent
 
 
 def print_table(rows: list[tuple[Measurement, bool | None]]) -> None:
@@ -359,7 +412,7 @@ def verify(engine, admin: dict) -> int:
             text(
                 """
                 SELECT count(*) FROM (
-                    SELECT organization_id, category, count(*) AS acts, sum(verification_level) AS verification_sum,
+                    SELECT organization_id, category, count(*) AS acts, sum(verified_level) AS verification_sum,
                            sum(ripple_count) AS ripple_sum
                     FROM kindness_acts GROUP BY organization_id, category
                     EXCEPT SELECT organization_id, category, acts, verification_sum, ripple_sum FROM kindness_tallies
@@ -374,6 +427,16 @@ def verify(engine, admin: dict) -> int:
                     SELECT organization_id, recipient_id, count(*) FROM kindness_acts GROUP BY organization_id, recipient_id
                     EXCEPT SELECT organization_id, recipient_id, acts FROM kindness_recipient_tallies
                 ) AS differing
+                """
+            )
+        )
+        levels = connection.scalar(
+            text(
+                """
+                SELECT count(*) FROM kindness_acts AS a
+                WHERE a.verified_level <> COALESCE((
+                    SELECT max(d.level) FROM verification_decisions AS d
+                    WHERE d.act_id = a.id AND d.decision IN ('confirm', 'approve')), 1)
                 """
             )
         )
@@ -397,8 +460,11 @@ def verify(engine, admin: dict) -> int:
             ),
             {"org": admin["organizationId"], "admin": admin["userId"]},
         )
-    print(f"\nconsistency: {tallies} category tallies, {recipients} recipient tallies, {ripples} sampled ripple counts differ")
-    return 1 if tallies or recipients or ripples else 0
+    print(
+        f"\nconsistency: {tallies} category tallies, {recipients} recipient tallies, {levels} verified levels,"
+        f" {ripples} sampled ripple counts differ"
+    )
+    return 1 if tallies or recipients or levels or ripples else 0
 
 
 if __name__ == "__main__":

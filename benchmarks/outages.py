@@ -18,9 +18,9 @@ import threading
 import time
 
 from kindling.persistence.database import upgrade
+from tests.helpers import Caller
 from tests.live import LiveServer
 from tests.services import PostgresCluster, RedisServer
-from tests.test_outages import Caller
 
 NAMES = ("health", "sign-in", "session", "list", "stats", "create")
 

@@ -15,7 +15,7 @@ import time
 
 import uvicorn
 
-from kindling.app import app_from_environment
+from kindling.web.app import app_from_environment
 
 
 class ServerTiming:

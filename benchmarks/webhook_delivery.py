@@ -17,10 +17,10 @@ import threading
 import time
 import uuid
 
-from kindling.delivery import deliver_due
-from kindling.destinations import DestinationPolicy
+from kindling.infrastructure.destinations import DestinationPolicy
 from kindling.persistence.database import make_engine, make_session_factory, upgrade
-from kindling.services import accounts, webhooks
+from kindling.services import accounts, outbox, webhook_endpoints
+from kindling.services.webhook_delivery import deliver_due
 from tests.receiver import Receiver
 
 LOOPBACK = DestinationPolicy(allow_private=True)
@@ -42,8 +42,8 @@ def main() -> None:
                 db, email=f"bench-{uuid.uuid4().hex}@example.test", password="benchmark password",
                 name="Bench", account_type="consultant",
             )
-            webhooks.create_endpoint(
-                db, consultant_id=user.id, url=receiver.url, events=list(webhooks.EVENT_TYPES), description=None, policy=LOOPBACK
+            webhook_endpoints.create_endpoint(
+                db, consultant_id=user.id, url=receiver.url, events=list(outbox.EVENT_TYPES), description=None, policy=LOOPBACK
             )
         print(f"database: {engine.dialect.name}, events per run: {args.events}")
         for workers in args.workers:
@@ -61,7 +61,7 @@ def emit_events(session_factory, consultant_id: str, count: int) -> float:
     for n in range(count):
         with session_factory() as db, db.begin():
             started = time.perf_counter()
-            webhooks.emit(db, consultant_id=consultant_id, type="client.invited", data={"n": n})
+            outbox.emit(db, consultant_id=consultant_id, type="client.invited", data={"n": n})
             spent += time.perf_counter() - started
     return spent / count * 1000
 

@@ -1,4 +1,4 @@
-"""The `kindling` command: serve the API, deliver its webhooks and manage its database."""
+"""The `kindling` command: serve the API, deliver its webhooks, manage its database and verify evidence."""
 
 from __future__ import annotations
 
@@ -22,7 +22,23 @@ def main(argv: list[str] | None = None) -> int:
     db = commands.add_parser("db", help="database schema")
     db_commands = db.add_subparsers(dest="db_command", required=True)
     db_commands.add_parser("upgrade", help="apply every pending migration")
+    evidence = commands.add_parser("evidence", help="evidence bundles")
+    evidence_commands = evidence.add_subparsers(dest="evidence_command", required=True)
+    verify = evidence_commands.add_parser("verify", help="check a bundle offline: its chain, hashes and signature")
+    verify.add_argument("bundle", help="a bundle from POST /api/evidence/export")
+    verify.add_argument(
+        "--public-key",
+        action="append",
+        default=[],
+        metavar="BASE64",
+        help="a key of GET /api/evidence/keys to check the signature with (repeat for rotated keys)",
+    )
     args = parser.parse_args(argv)
+    if args.command == "evidence":
+        # Offline: no settings, no database.
+        from kindling.evidence.verify_command import verify_bundle_file
+
+        return verify_bundle_file(args.bundle, args.public_key)
 
     try:
         settings = Settings.from_env()
@@ -42,7 +58,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _work(settings: Settings, *, once: bool) -> int:
-    from kindling.delivery import Worker
+    from kindling.services.webhook_delivery import Worker
 
     worker = Worker(settings)
     for signum in (signal.SIGINT, signal.SIGTERM):
@@ -70,8 +86,8 @@ def _serve(settings: Settings, host: str, port: int, workers: int) -> int:
         return 2
     worker = None
     if settings.embedded:
-        from kindling.delivery import Worker
         from kindling.persistence import database
+        from kindling.services.webhook_delivery import Worker
 
         database.upgrade(settings.database_url)
         # Embedded mode has no separate `kindling worker`; webhooks go out from this process.
@@ -82,11 +98,16 @@ def _serve(settings: Settings, host: str, port: int, workers: int) -> int:
         signal.signal(signal.SIGTERM, _exit)
     try:
         uvicorn.run(
-            "kindling.app:app_from_environment",
+            "kindling.web.app:app_from_environment",
             factory=True,
             host=host,
             port=port,
             workers=workers,
+            # httptools, not h11: it hands the app requests whose headers h11 would refuse with a
+            # plain-text 400, so the app refuses them with its error envelope (431). Only a
+            # request target over 65,535 bytes, or a request that is not HTTP, still gets
+            # the server's plain-text 400.
+            http="httptools",
             log_level=settings.log_level.lower(),
         )
     finally:

@@ -6,6 +6,8 @@ import dataclasses
 import os
 from collections.abc import Mapping
 
+from kindling.evidence.keys import parse_private_key, parse_public_keys
+
 ENVIRONMENTS = ("development", "test", "staging", "production")
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
 DEFAULT_DATABASE_URL = "sqlite:///kindling.db"
@@ -36,9 +38,14 @@ class Settings:
     webhook_allow_private_urls: bool = False
     rate_limit_multiplier: float = 1.0
     log_level: str = "INFO"
+    # Ed25519 seed evidence is signed with, and the raw public keys it was signed with before.
+    evidence_signing_key: bytes | None = None
+    evidence_previous_keys: tuple[bytes, ...] = ()
     # Check every response against openapi.yaml. The test suite turns it on; it is not read from
     # the environment, since a production server should not spend its time on it.
     validate_responses: bool = False
+    # Swagger UI at /api/ui/ and the spec at /api/openapi.json, for people exploring the API.
+    api_docs: bool = True
 
     @property
     def embedded(self) -> bool:
@@ -82,6 +89,19 @@ class Settings:
         secret_key = text("SECRET_KEY")
         if environment == "production" and (secret_key is None or len(secret_key) < 32):
             raise ConfigError("SECRET_KEY of at least 32 characters is required when ENVIRONMENT=production")
+        signing_key_text = text("EVIDENCE_SIGNING_KEY")
+        if signing_key_text is None and environment == "production":
+            raise ConfigError(
+                "EVIDENCE_SIGNING_KEY (an Ed25519 private key: PEM, or a base64 32-byte seed) is required when ENVIRONMENT=production"
+            )
+        try:
+            signing_key = None if signing_key_text is None else parse_private_key(signing_key_text)
+        except ValueError as exc:
+            raise ConfigError(f"EVIDENCE_SIGNING_KEY {exc}") from None
+        try:
+            previous_keys = parse_public_keys(text("EVIDENCE_PREVIOUS_KEYS", ""))
+        except ValueError as exc:
+            raise ConfigError(f"EVIDENCE_PREVIOUS_KEYS: {exc}") from None
         return cls(
             database_url=database_url,
             redis_url=redis_url,
@@ -97,12 +117,17 @@ class Settings:
             webhook_allow_private_urls=_flag(env, "WEBHOOK_ALLOW_PRIVATE_URLS"),
             rate_limit_multiplier=multiplier,
             log_level=log_level,
+            evidence_signing_key=signing_key,
+            evidence_previous_keys=previous_keys,
+            api_docs=_flag(env, "API_DOCS", default=environment in ("development", "test")),
         )
 
 
-def _flag(env: Mapping[str, str], name: str) -> bool:
+def _flag(env: Mapping[str, str], name: str, *, default: bool = False) -> bool:
     value = env.get(name, "").strip().lower()
-    if value in ("", "0", "false", "no", "off"):
+    if value == "":
+        return default
+    if value in ("0", "false", "no", "off"):
         return False
     if value in ("1", "true", "yes", "on"):
         return True

@@ -7,15 +7,17 @@ SQLite file) and TEST_REDIS_URL (default: none, so the in-process cache and limi
 from __future__ import annotations
 
 import os
+import time
 
 import pytest
 
-from kindling.app import create_app
 from kindling.config import Settings
 from kindling.persistence.database import upgrade
+from kindling.services import sessions
+from kindling.web.app import create_app
 from tests import factories
 
-pytest_plugins = ["tests.live", "tests.services"]
+pytest_plugins = ["tests.fake_provider", "tests.live", "tests.receiver", "tests.services"]
 
 
 @pytest.fixture(scope="session")
@@ -47,6 +49,7 @@ def db(request, runtime):
     Tests marked `live` talk to separate server processes and skip it.
     """
     runtime.cache.clear()
+    sessions.principals.clear()
     runtime.limiter.reset()
     if request.node.get_closest_marker("live"):
         yield None
@@ -69,6 +72,15 @@ def client(app):
 
 
 @pytest.fixture
-def make(db):
-    """Factories bound to the test's database session."""
-    return factories.Factories(db)
+def make(db, runtime):
+    """The factories of test data, bound to the test's database session and the app's cache."""
+    return factories.Factories(db, runtime.cache)
+
+
+@pytest.fixture
+def rate_window():
+    """Start the test early in a one-minute rate-limit window (they are aligned to the clock), so
+    that the requests it counts against a limit all fall in one window."""
+    left = 60 - time.time() % 60
+    if left < 20:
+        time.sleep(left + 0.05)

@@ -7,6 +7,12 @@ import http.server
 import json
 import threading
 
+import pytest
+
+from kindling.web.app import create_app
+
+KEY = "test-key-5b1c9e"
+
 
 def completion(content: str | None) -> dict:
     """A chat completion whose one choice carries `content`."""
@@ -95,3 +101,44 @@ class FakeProvider:
         self.server.shutdown()
         self.server.server_close()
         self.thread.join()
+
+
+@pytest.fixture(scope="module")
+def provider():
+    with FakeProvider() as server:
+        yield server
+
+
+def keyed_app(settings, base_url: str):
+    return create_app(dataclasses.replace(settings, ai_provider_api_key=KEY, ai_provider_base_url=base_url))
+
+
+@pytest.fixture(scope="module")
+def provider_app(settings, provider):
+    return keyed_app(settings, f"http://127.0.0.1:{provider.port}/v1")
+
+
+@pytest.fixture
+def bind(db):
+    """Run an extra app's requests inside this test's rolled-back transaction, with fresh limits."""
+    bound = []
+
+    def bind_app(app):
+        state = app.app.extensions["kindling"]
+        state.limiter.reset()
+        state.session_factory.configure(bind=db.connection(), join_transaction_mode="create_savepoint")
+        bound.append(state)
+        return app
+
+    yield bind_app
+    for state in bound:
+        state.session_factory.configure(bind=state.engine, join_transaction_mode="conservative_savepoint")
+
+
+@pytest.fixture
+def keyed(provider_app, provider, bind):
+    """A client of an app whose AI provider is the fake one."""
+    provider.reset()
+    bind(provider_app)
+    with provider_app.test_client() as test_client:
+        yield test_client

@@ -1,10 +1,10 @@
-"""The authorization building blocks every endpoint group uses (DESIGN §3)."""
+"""The authorization building blocks every endpoint group uses (docs/decisions.md §3)."""
 
 from __future__ import annotations
 
 import pytest
 
-from kindling import access
+from kindling.domain import access
 from kindling.errors import Forbidden
 
 
@@ -30,3 +30,13 @@ def test_admin_only():
         access.admin(principal(role="member"))
     with pytest.raises(Forbidden):
         access.admin(principal("consultant", None, None))
+    with pytest.raises(Forbidden):
+        access.admin(principal(role="manager"))
+
+
+def test_organisers_are_admins_and_managers():
+    for role in ("admin", "manager"):
+        assert access.organiser(principal(role=role)).is_organiser
+    for token_info in (principal(role="member"), principal("consultant", None, None)):
+        with pytest.raises(Forbidden):
+            access.organiser(token_info)

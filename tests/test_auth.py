@@ -1,4 +1,4 @@
-"""Accounts and sessions through the HTTP interface (DESIGN §2)."""
+"""Accounts and sessions through the HTTP interface (docs/decisions.md §2)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import datetime as dt
 from sqlalchemy import select
 
 from kindling.persistence.accounts import Session, User
-from kindling.security import COOKIE_NAME, hash_token
+from kindling.services.sessions import COOKIE_NAME, hash_token
 from tests.factories import PASSWORD
 
 USER_FIELDS = {"id", "email", "name", "accountType", "organizationId", "role", "createdAt"}

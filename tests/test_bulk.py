@@ -1,4 +1,4 @@
-"""Bulk invitations from a CSV file (DESIGN §4, §10)."""
+"""Bulk invitations from a CSV file (docs/decisions.md §4, §10)."""
 
 from __future__ import annotations
 
@@ -7,9 +7,8 @@ import time
 import pytest
 from sqlalchemy import func, select
 
-from kindling.handlers import bulk as bulk_handlers
 from kindling.persistence.clients import Invitation
-from tests.factories import clients as factories
+from kindling.web.handlers import bulk as bulk_handlers
 
 HEADER = "organizationId,message\n"
 ONE_MB = 1024 * 1024
@@ -28,8 +27,8 @@ def invitations(db, consultant):
 def test_each_row_is_handled_on_its_own_in_row_order(client, make, db):
     consultant = make.consultant()
     new, current, pending = make.admin(), make.admin(), make.admin()
-    factories.client(db, consultant, current)
-    open_invitation = factories.invitation(db, consultant, pending)
+    make.client(consultant, current)
+    open_invitation = make.invitation(consultant, pending)
     before = invitations(db, consultant)
     rows = [
         f"{new.organization_id},Hello there",
@@ -207,7 +206,7 @@ def test_a_failure_leaves_no_row_behind(client, make, db, monkeypatch):
     assert invitations(db, consultant) == 0
 
 
-def test_bulk_operations_are_limited_to_ten_a_minute(client, make):
+def test_bulk_operations_are_limited_to_ten_a_minute(rate_window, client, make):
     consultant, admin = make.consultant(), make.admin()
     content = HEADER + f"{admin.organization_id},\n"
     for n in range(10):

@@ -1,4 +1,4 @@
-"""Client relationships: lists from both sides, ending them, starting again (DESIGN §4)."""
+"""Client relationships: lists from both sides, ending them, starting again (docs/decisions.md §4)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,6 @@ from sqlalchemy.exc import IntegrityError
 
 from kindling.persistence.clients import ClientRelationship
 from kindling.services import clients
-from tests.factories import clients as factories
 
 RELATIONSHIP_FIELDS = {
     "id", "consultantId", "organizationId", "invitationId", "status", "acceptedAt", "endedAt",
@@ -22,10 +21,10 @@ def test_consultant_lists_active_clients_by_name(client, make, db):
     consultant = make.consultant()
     zeta, alpha, ended = make.admin("Zeta Works"), make.admin("alpha care"), make.admin("Gone Ltd")
     for admin in (zeta, alpha, ended):
-        factories.client(db, consultant, admin)
+        make.client(consultant, admin)
     clients.end_relationship(db, consultant_id=consultant.user.id, organization_id=ended.organization_id, ended_by="consultant")
-    factories.invitation(db, consultant, make.admin("Only Invited"))
-    factories.client(db, make.consultant(), make.admin("Someone Else's"))
+    make.invitation(consultant, make.admin("Only Invited"))
+    make.client(make.consultant(), make.admin("Someone Else's"))
     response = client.get("/api/clients", headers=consultant.headers)
     assert response.status_code == 200
     data = response.json()["data"]
@@ -39,9 +38,9 @@ def test_consultant_lists_active_clients_by_name(client, make, db):
 def test_admin_lists_the_organizations_consultants(client, make, db):
     admin = make.admin()
     first, second = make.consultant(name="Bea", firm_name="B Firm"), make.consultant(name="Abe")
-    factories.client(db, first, admin)
-    factories.client(db, second, admin)
-    factories.client(db, make.consultant(), make.admin())
+    make.client(first, admin)
+    make.client(second, admin)
+    make.client(make.consultant(), make.admin())
     data = client.get("/api/consultants", headers=admin.headers).json()["data"]
     assert [c["consultant"] for c in data] == [
         {"id": second.user.id, "name": "Abe", "firmName": None},
@@ -52,7 +51,7 @@ def test_admin_lists_the_organizations_consultants(client, make, db):
 
 def test_consultant_ends_a_relationship(client, make, db):
     consultant, admin = make.consultant(), make.admin()
-    started = factories.client(db, consultant, admin)
+    started = make.client(consultant, admin)
     response = client.delete(f"/api/clients/{admin.organization_id}", headers=consultant.headers)
     assert response.status_code == 200
     ended = response.json()["data"]
@@ -66,7 +65,7 @@ def test_consultant_ends_a_relationship(client, make, db):
 
 def test_admin_ends_a_relationship(client, make, db):
     consultant, admin = make.consultant(), make.admin()
-    factories.client(db, consultant, admin)
+    make.client(consultant, admin)
     response = client.delete(f"/api/consultants/{consultant.user.id}", headers=admin.headers)
     assert response.status_code == 200
     assert response.json()["data"]["status"] == "ended"
@@ -75,7 +74,7 @@ def test_admin_ends_a_relationship(client, make, db):
 
 def test_nobody_else_ends_a_relationship(client, make, db):
     consultant, admin = make.consultant(), make.admin()
-    factories.client(db, consultant, admin)
+    make.client(consultant, admin)
     outsiders = [
         (make.consultant(), f"/api/clients/{admin.organization_id}"),
         (make.admin(), f"/api/consultants/{consultant.user.id}"),
@@ -90,7 +89,7 @@ def test_nobody_else_ends_a_relationship(client, make, db):
 
 def test_an_ended_relationship_can_start_again(client, make, db):
     consultant, admin = make.consultant(), make.admin()
-    first = factories.client(db, consultant, admin)
+    first = make.client(consultant, admin)
     client.delete(f"/api/clients/{admin.organization_id}", headers=consultant.headers)
     sent = client.post("/api/invitations/send", json={"organizationId": admin.organization_id}, headers=consultant.headers)
     assert sent.status_code == 200
@@ -112,8 +111,8 @@ def test_an_ended_relationship_can_start_again(client, make, db):
 
 def test_one_active_relationship_per_pair_is_enforced_by_the_database(make, db):
     consultant, admin = make.consultant(), make.admin()
-    first = factories.client(db, consultant, admin)
-    second_invitation = factories.invitation(db, consultant, make.admin())
+    first = make.client(consultant, admin)
+    second_invitation = make.invitation(consultant, make.admin())
     with pytest.raises(IntegrityError), db.begin_nested():
         db.add(
             ClientRelationship(

@@ -19,13 +19,16 @@ def test_zero_configuration_is_embedded():
     assert settings.rate_limit_multiplier == 1
 
 
+PRODUCTION_SECRETS = {"SECRET_KEY": "x" * 32, "EVIDENCE_SIGNING_KEY": "A" * 43 + "="}
+
+
 def test_production_configuration():
     settings = Settings.from_env(
         {
             "DATABASE_URL": "postgresql+psycopg2://k@db/k",
             "REDIS_URL": "redis://cache:6379/0",
             "ENVIRONMENT": "production",
-            "SECRET_KEY": "x" * 32,
+            **PRODUCTION_SECRETS,
             "STRICT_HEALTH_CHECK": "true",
             "RATE_LIMIT_MULTIPLIER": "2.5",
         }
@@ -35,9 +38,25 @@ def test_production_configuration():
 
 
 @pytest.mark.parametrize(
+    "env, api_docs",
+    [
+        ({}, True),
+        ({"ENVIRONMENT": "test"}, True),
+        ({"ENVIRONMENT": "staging"}, False),
+        ({"ENVIRONMENT": "production", **PRODUCTION_SECRETS}, False),
+        ({"ENVIRONMENT": "production", **PRODUCTION_SECRETS, "API_DOCS": "true"}, True),
+        ({"API_DOCS": "off"}, False),
+    ],
+)
+def test_api_docs_are_served_in_development_and_only_when_asked_in_production(env, api_docs):
+    assert Settings.from_env(env).api_docs is api_docs
+
+
+@pytest.mark.parametrize(
     "env, mentions",
     [
         ({"DATABASE_URL": "mysql://x"}, "DATABASE_URL"),
+        ({"API_DOCS": "maybe"}, "API_DOCS"),
         ({"REDIS_URL": "http://x"}, "REDIS_URL"),
         ({"ENVIRONMENT": "prod"}, "ENVIRONMENT"),
         ({"STRICT_HEALTH_CHECK": "maybe"}, "STRICT_HEALTH_CHECK"),

@@ -1,10 +1,12 @@
-"""Who may call the consultant-side endpoints, and the consultant rate limit (DESIGN §3, §10)."""
+"""Who may call the consultant-side endpoints, and the consultant rate limit (docs/decisions.md §3, §10)."""
 
 from __future__ import annotations
 
 import time
 
 import pytest
+
+from tests.helpers import assert_envelope
 
 CSV = {"files": {"file": ("clients.csv", b"organizationId,message\nx,\n", "text/csv")}}
 CONSULTANT_ONLY = [
@@ -29,13 +31,6 @@ def call(client, method, path, kwargs, account=None):
     return client.request(method, path, headers=headers, **kwargs)
 
 
-def assert_envelope(response, status, code):
-    assert response.status_code == status
-    assert response.headers["content-type"] == "application/json"
-    body = response.json()
-    assert body["error"] and body["code"] == code
-
-
 @pytest.mark.parametrize(("method", "path", "kwargs"), EVERY)
 def test_no_session_is_401(client, method, path, kwargs):
     assert_envelope(call(client, method, path, kwargs), 401, "unauthenticated")
@@ -58,7 +53,7 @@ def test_plain_members_see_no_invitations(client, make):
     assert_envelope(call(client, "GET", "/api/invitations", {}, make.member(make.admin())), 403, "forbidden")
 
 
-def test_a_consultant_makes_at_most_100_requests_a_minute(client, make):
+def test_a_consultant_makes_at_most_100_requests_a_minute(rate_window, client, make):
     consultant = make.consultant()
     for n in range(100):
         response = client.get("/api/clients", headers=consultant.headers)

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 import pathlib
 
 import yaml
 from openapi_spec_validator import validate
 from openapi_spec_validator.readers import read_from_filename
+
+from kindling.web.app import create_app
 
 SPEC = pathlib.Path(__file__).parent.parent / "openapi.yaml"
 METHODS = {"get", "put", "post", "delete", "patch", "head", "options"}
@@ -20,11 +23,23 @@ def operations(spec: dict):
 
 
 def test_spec_is_served_as_written(client):
+    written = yaml.safe_load(SPEC.read_text())
     response = client.get("/api/openapi.json")
     assert response.status_code == 200
-    served = response.json()
-    written = yaml.safe_load(SPEC.read_text())
-    assert served["paths"].keys() == written["paths"].keys()
+    assert response.json() == written
+    response = client.get("/api/openapi.yaml")
+    assert response.status_code == 200 and response.headers["content-type"] == "application/yaml"
+    assert yaml.safe_load(response.text) == written
+
+
+def test_swagger_ui_gets_a_server_url_it_can_use(client, app):
+    # Swagger UI lists the servers and sends "Try it out" requests to the one chosen: `""`
+    # would show a blank entry.
+    [server] = client.get("/api/openapi.json").json()["servers"]
+    assert server["url"] == "/" and server["description"]
+    # Behind a proxy that mounts the app under a prefix, the prefix leads the URL.
+    with app.test_client(root_path="/kindling") as proxied:
+        assert proxied.get("/api/openapi.json").json()["servers"][0]["url"] == "/kindling/"
 
 
 def test_swagger_ui(client):
@@ -33,11 +48,21 @@ def test_swagger_ui(client):
     assert "swagger-ui" in response.text and "/api/openapi.json" in response.text
 
 
+def test_without_api_docs_neither_the_ui_nor_the_spec_is_served(settings):
+    app = create_app(dataclasses.replace(settings, api_docs=False))
+    with app.test_client() as client:
+        for path in ("/api/openapi.json", "/api/ui/"):
+            response = client.get(path)
+            assert response.status_code == 404, path
+            assert response.json()["code"] == "not_found"
+        assert client.get("/api/health").status_code == 200
+
+
 def test_every_operation_has_an_explicit_handler():
     spec = yaml.safe_load(SPEC.read_text())
     for path, method, operation in operations(spec):
         module = importlib.import_module(operation["x-openapi-router-controller"])
-        assert module.__name__.startswith("kindling.handlers."), (method, path)
+        assert module.__name__.startswith("kindling.web.handlers."), (method, path)
         assert callable(getattr(module, operation["operationId"])), (method, path)
         assert "default" in operation["responses"], (method, path)
 

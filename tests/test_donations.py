@@ -1,10 +1,8 @@
-"""Donations (DESIGN §7): minor units, the organization's currency, who sees what."""
+"""Donations (docs/decisions.md §7): minor units, the organization's currency, who sees what."""
 
 from __future__ import annotations
 
 import base64
-
-from tests.factories import donations as factory
 
 DONATION_FIELDS = {
     "id", "organizationId", "userId", "amount", "currency", "recipient", "note", "status", "createdAt", "updatedAt", "succeededAt",
@@ -69,9 +67,9 @@ def test_donation_rules(client, make):
 def test_members_see_their_own_admins_the_organizations(client, make, db):
     admin = make.admin()
     alice, bob = make.member(admin), make.member(admin)
-    alices = factory.donation(db, alice)
-    bobs = factory.donation(db, bob)
-    outsider = factory.donation(db, make.admin())
+    alices = make.donation(alice)
+    bobs = make.donation(bob)
+    outsider = make.donation(make.admin())
 
     def listed(account):
         return {d["id"] for d in client.get("/api/donations", headers=account.headers).json()["data"]}
@@ -87,7 +85,7 @@ def test_members_see_their_own_admins_the_organizations(client, make, db):
 
 def test_consultants_are_refused(client, make, db):
     consultant = make.consultant()
-    donation = factory.donation(db, make.admin())
+    donation = make.donation(make.admin())
     assert client.get("/api/donations", headers=consultant.headers).status_code == 403
     assert client.post("/api/donations", json=donation_body(), headers=consultant.headers).status_code == 403
     assert client.get(f"/api/donations/{donation.id}", headers=consultant.headers).status_code == 403
@@ -96,7 +94,7 @@ def test_consultants_are_refused(client, make, db):
 
 def test_list_filters_and_pages(client, make, db):
     admin = make.admin()
-    created = [factory.donation(db, admin, amount=100 + i) for i in range(5)]
+    created = [make.donation(admin, amount=100 + i) for i in range(5)]
     created[1].status = "succeeded"
     db.flush()
     succeeded = client.get("/api/donations", params={"status": "succeeded"}, headers=admin.headers).json()["data"]

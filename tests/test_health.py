@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import dataclasses
-import re
 import datetime as dt
+import re
 import time
 
+from sqlalchemy import event
+
 from kindling import __version__
-from kindling.app import create_app
+from kindling.web.app import create_app
 from tests.live import free_port
 
 
@@ -76,3 +78,25 @@ def test_debug_diagnostics_carry_no_secret(settings):
     assert diagnostics["cacheBackend"] == ("redis" if settings.redis_url else "memory")
     assert set(diagnostics["latencyMs"]) == {"database", "cache"}
     assert "s3cret" not in response.text and "postgres@" not in response.text
+
+
+def test_health_neither_authenticates_nor_counts(rate_window, client, make, runtime):
+    """Load balancers poll it from one address: 1,000 polls, all 200, no rate-limit headers,
+    and no session is looked up for the credential they may carry."""
+    account = make.admin()
+    statements = []
+
+    def record(_connection, _cursor, statement, *_args):
+        statements.append(statement)
+
+    event.listen(runtime.engine, "before_cursor_execute", record)
+    try:
+        for i in range(1000):
+            response = client.get("/api/health", headers=account.headers if i % 2 else {})
+            assert response.status_code == 200, (i, response.text)
+            assert not any(name.startswith("x-ratelimit") for name in response.headers), i
+    finally:
+        event.remove(runtime.engine, "before_cursor_execute", record)
+    assert not [statement for statement in statements if "sessions" in statement]
+    # And the polls left the address's budget untouched.
+    assert client.get("/api/auth/session").headers["x-ratelimit-remaining"] == "59"

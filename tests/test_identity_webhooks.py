@@ -1,4 +1,4 @@
-"""POST /webhooks/auth: Svix-signed identity provider events (DESIGN §7)."""
+"""POST /webhooks/auth: Svix-signed identity provider events (docs/decisions.md §7)."""
 
 from __future__ import annotations
 
@@ -10,18 +10,18 @@ from sqlalchemy import func, select
 
 from kindling.persistence.accounts import Session, User
 from kindling.persistence.inbound_webhooks import InboundWebhookEvent
-from tests.factories import Account, identity as factory
+from tests.factories import Account, identity
 
 URL = "/webhooks/auth"
 
 
 @pytest.fixture(autouse=True)
 def identity_secret(runtime, monkeypatch):
-    monkeypatch.setattr(runtime, "settings", dataclasses.replace(runtime.settings, auth_webhook_secret=factory.IDENTITY_SECRET))
+    monkeypatch.setattr(runtime, "settings", dataclasses.replace(runtime.settings, auth_webhook_secret=identity.IDENTITY_SECRET))
 
 
 def deliver(client, event: dict, **headers):
-    payload, signed_headers = factory.signed(event, **headers)
+    payload, signed_headers = identity.signed(event, **headers)
     return client.post(URL, content=payload, headers=signed_headers)
 
 
@@ -32,14 +32,14 @@ def reload(db, account: Account) -> User:
 
 def test_updated_links_by_verified_email_and_mirrors_the_profile(client, make, db):
     account = make.member(make.admin())
-    event = factory.user_event("user.updated", "user_2abc", email=account.user.email.upper(), first_name="Ada", last_name="Lovelace")
+    event = identity.user_event("user.updated", "user_2abc", email=account.user.email.upper(), first_name="Ada", last_name="Lovelace")
     response = deliver(client, event)
     assert response.status_code == 200 and response.json() == {"received": True, "outcome": "processed"}
     user = reload(db, account)
     assert user.external_id == "user_2abc"
     assert user.name == "Ada Lovelace"
     # Once linked, the provider id is what matches: a new primary email is mirrored.
-    moved = factory.user_event("user.updated", "user_2abc", email="ada@new.example.test", first_name="Ada", last_name="King")
+    moved = identity.user_event("user.updated", "user_2abc", email="ada@new.example.test", first_name="Ada", last_name="King")
     assert deliver(client, moved).json()["outcome"] == "processed"
     user = reload(db, account)
     assert (user.email, user.name) == ("ada@new.example.test", "Ada King")
@@ -48,7 +48,7 @@ def test_updated_links_by_verified_email_and_mirrors_the_profile(client, make, d
 
 def test_unverified_email_does_not_link(client, make, db):
     account = make.member(make.admin())
-    event = factory.user_event("user.updated", "user_claims", email=account.user.email, verified=False, first_name="Mallory")
+    event = identity.user_event("user.updated", "user_claims", email=account.user.email, verified=False, first_name="Mallory")
     assert deliver(client, event).json()["outcome"] == "ignored"
     user = reload(db, account)
     assert user.external_id is None and user.name != "Mallory"
@@ -58,7 +58,7 @@ def test_an_account_linked_to_someone_else_is_not_relinked(client, make, db):
     account = make.member(make.admin())
     account.user.external_id = "user_original"
     db.flush()
-    event = factory.user_event("user.updated", "user_newcomer", email=account.user.email, first_name="Eve")
+    event = identity.user_event("user.updated", "user_newcomer", email=account.user.email, first_name="Eve")
     assert deliver(client, event).json()["outcome"] == "ignored"
     assert reload(db, account).external_id == "user_original"
 
@@ -68,7 +68,7 @@ def test_email_of_another_account_is_not_taken(client, make, db):
     account, other = make.member(admin), make.member(admin)
     account.user.external_id = "user_x"
     db.flush()
-    event = factory.user_event("user.updated", "user_x", email=other.user.email, first_name="Renamed")
+    event = identity.user_event("user.updated", "user_x", email=other.user.email, first_name="Renamed")
     assert deliver(client, event).status_code == 200
     user = reload(db, account)
     assert user.name == "Renamed" and user.email != other.user.email
@@ -79,7 +79,7 @@ def test_deleted_deactivates_and_revokes_sessions(client, make, db):
     account.user.external_id = "user_gone"
     db.flush()
     assert client.get("/api/auth/session", headers=account.headers).status_code == 200
-    response = deliver(client, factory.user_event("user.deleted", "user_gone"))
+    response = deliver(client, identity.user_event("user.deleted", "user_gone"))
     assert response.json()["outcome"] == "processed"
     user = reload(db, account)
     assert user.active is False
@@ -91,7 +91,7 @@ def test_deleted_deactivates_and_revokes_sessions(client, make, db):
 def test_deleted_for_an_unknown_user_is_ignored(client, make, db):
     account = make.member(make.admin())
     # A deleted event carries no email, so it never links by one.
-    response = deliver(client, factory.user_event("user.deleted", "user_unknown"))
+    response = deliver(client, identity.user_event("user.deleted", "user_unknown"))
     assert response.status_code == 200 and response.json()["outcome"] == "ignored"
     assert reload(db, account).active is True
 
@@ -100,9 +100,9 @@ def test_replayed_delivery_is_processed_once(client, make, db):
     account = make.member(make.admin())
     account.user.external_id = "user_replay"
     db.flush()
-    first = factory.user_event("user.updated", "user_replay", first_name="First")
+    first = identity.user_event("user.updated", "user_replay", first_name="First")
     assert deliver(client, first, delivery_id="msg_fixed").json()["outcome"] == "processed"
-    assert deliver(client, factory.user_event("user.updated", "user_replay", first_name="Second")).status_code == 200
+    assert deliver(client, identity.user_event("user.updated", "user_replay", first_name="Second")).status_code == 200
     replay = deliver(client, first, delivery_id="msg_fixed")
     assert replay.status_code == 200 and replay.json()["outcome"] == "duplicate"
     assert reload(db, account).name == "Second"
@@ -114,7 +114,7 @@ def test_bad_signatures_change_nothing(client, make, db):
     account = make.member(make.admin())
     account.user.external_id = "user_target"
     db.flush()
-    payload, headers = factory.signed(factory.user_event("user.deleted", "user_target"))
+    payload, headers = identity.signed(identity.user_event("user.deleted", "user_target"))
     now = int(time.time())
     cases = [
         {**headers, "svix-signature": "v1,AAAA"},
@@ -123,9 +123,9 @@ def test_bad_signatures_change_nothing(client, make, db):
         {**headers, "svix-id": "msg_other"},  # the id is signed too
         {**headers, "svix-timestamp": str(now + 10)},
         {**headers, "svix-timestamp": "yesterday"},
-        factory.svix_headers(payload, secret="whsec_" + "c29tZW9uZSBlbHNl"),
-        factory.svix_headers(payload, timestamp=now - 301),  # too old
-        factory.svix_headers(payload, timestamp=now + 301),  # too new
+        identity.svix_headers(payload, secret="whsec_" + "c29tZW9uZSBlbHNl"),
+        identity.svix_headers(payload, timestamp=now - 301),  # too old
+        identity.svix_headers(payload, timestamp=now + 301),  # too new
         {k: v for k, v in headers.items() if k != "svix-signature"},
         {k: v for k, v in headers.items() if k != "svix-id"},
     ]
@@ -146,13 +146,13 @@ def test_unhandled_event_types_are_ignored(client, db):
 
 def test_not_configured_is_unavailable(client, runtime, monkeypatch):
     monkeypatch.setattr(runtime, "settings", dataclasses.replace(runtime.settings, auth_webhook_secret=None))
-    response = deliver(client, factory.user_event("user.deleted", "user_any"))
+    response = deliver(client, identity.user_event("user.deleted", "user_any"))
     assert response.status_code == 503 and response.json()["code"] == "webhook_not_configured"
 
 
 def test_nul_characters_are_ignored_not_a_server_error(client, make, db):
     account = make.member(make.admin())
-    event = factory.user_event("user.updated", "user_\x00", email=account.user.email, first_name="Nul\x00")
+    event = identity.user_event("user.updated", "user_\x00", email=account.user.email, first_name="Nul\x00")
     response = deliver(client, event)
     assert response.status_code == 200 and response.json()["outcome"] == "ignored"
     assert reload(db, account).external_id is None

@@ -1,4 +1,4 @@
-"""Invitations: send, accept, decline, cancel, expiry and lists (DESIGN §3, §4)."""
+"""Invitations: send, accept, decline, cancel, expiry and lists (docs/decisions.md §3, §4)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,6 @@ from sqlalchemy.exc import IntegrityError
 
 from kindling.persistence.clients import ClientRelationship, Invitation
 from kindling.services import clients
-from tests.factories import clients as factories
 
 INVITATION_FIELDS = {
     "id", "organizationId", "consultantId", "status", "message", "createdAt", "expiresAt", "respondedAt",
@@ -91,7 +90,7 @@ def test_send_refuses_bad_bodies(client, make, db):
 
 def test_accept_starts_an_active_relationship(client, make, db):
     consultant, admin = make.consultant(), make.admin("Beacon")
-    invitation = factories.invitation(db, consultant, admin)
+    invitation = make.invitation(consultant, admin)
     response = answer(client, admin, "accept", invitation.id)
     assert response.status_code == 200
     relationship = response.json()["data"]
@@ -110,7 +109,7 @@ def test_accept_starts_an_active_relationship(client, make, db):
 
 def test_only_an_admin_of_the_invited_organization_answers(client, make, db):
     consultant, admin = make.consultant(), make.admin()
-    invitation = factories.invitation(db, consultant, admin)
+    invitation = make.invitation(consultant, admin)
     member = make.member(admin)
     other_admin = make.admin()
     for action in ("accept", "decline"):
@@ -127,7 +126,7 @@ def test_only_an_admin_of_the_invited_organization_answers(client, make, db):
 
 def test_only_the_sending_consultant_cancels(client, make, db):
     consultant, admin = make.consultant(), make.admin()
-    invitation = factories.invitation(db, consultant, admin)
+    invitation = make.invitation(consultant, admin)
     assert answer(client, admin, "cancel", invitation.id).status_code == 403
     assert answer(client, make.consultant(), "cancel", invitation.id).status_code == 404
     response = answer(client, consultant, "cancel", invitation.id)
@@ -144,8 +143,9 @@ def test_answers_refuse_bad_bodies(client, make):
 
 
 # The state table: every move from every invitation state.
-def _state(db, consultant, admin, state):
-    invitation = factories.invitation(db, consultant, admin)
+def _state(make, consultant, admin, state):
+    db = make.db
+    invitation = make.invitation(consultant, admin)
     if state == "expired":
         expire(db, invitation.id)
     elif state == "accepted":
@@ -180,7 +180,7 @@ ANSWER_MOVES = [
 @pytest.mark.parametrize(("state", "action", "status", "code", "after"), ANSWER_MOVES)
 def test_answer_moves(client, make, db, state, action, status, code, after):
     consultant, admin = make.consultant(), make.admin()
-    invitation_id = _state(db, consultant, admin, state)
+    invitation_id = _state(make, consultant, admin, state)
     relationships_before = count(db, ClientRelationship, consultant)
     response = answer(client, consultant if action == "cancel" else admin, action, invitation_id)
     assert response.status_code == status
@@ -205,7 +205,7 @@ SEND_MOVES = [
 @pytest.mark.parametrize(("state", "status", "code", "same"), SEND_MOVES)
 def test_send_moves(client, make, db, state, status, code, same):
     consultant, admin = make.consultant(), make.admin()
-    earlier = None if state == "none" else _state(db, consultant, admin, state)
+    earlier = None if state == "none" else _state(make, consultant, admin, state)
     before = count(db, Invitation, consultant)
     response = send(client, consultant, admin.organization_id, message="again")
     assert response.status_code == status
@@ -234,7 +234,7 @@ def test_send_is_idempotent_while_pending(client, make, db):
 
 def test_one_pending_invitation_per_pair_is_enforced_by_the_database(make, db):
     consultant, admin = make.consultant(), make.admin()
-    first = factories.invitation(db, consultant, admin)
+    first = make.invitation(consultant, admin)
     with pytest.raises(IntegrityError), db.begin_nested():
         db.add(Invitation(consultant_id=consultant.user.id, organization_id=admin.organization_id, expires_at=first.expires_at))
         db.flush()
@@ -243,7 +243,7 @@ def test_one_pending_invitation_per_pair_is_enforced_by_the_database(make, db):
 def test_losing_a_race_returns_the_winners_invitation(make, db, monkeypatch):
     """Two requests may both find no open invitation; the one whose insert is refused looks again."""
     consultant, admin = make.consultant(), make.admin()
-    winner = factories.invitation(db, consultant, admin)
+    winner = make.invitation(consultant, admin)
     real = clients._invite_many
     attempts = []
 
@@ -264,10 +264,10 @@ def test_losing_a_race_returns_the_winners_invitation(make, db, monkeypatch):
 
 def test_lists_show_each_side_its_own_invitations(client, make, db):
     consultant, admin = make.consultant(), make.admin()
-    mine = factories.invitation(db, consultant, admin)
-    to_other = factories.invitation(db, consultant, make.admin())
-    from_other = factories.invitation(db, make.consultant(), admin)
-    factories.invitation(db, make.consultant(), make.admin())
+    mine = make.invitation(consultant, admin)
+    to_other = make.invitation(consultant, make.admin())
+    from_other = make.invitation(make.consultant(), admin)
+    make.invitation(make.consultant(), make.admin())
     sent = client.get("/api/invitations", headers=consultant.headers).json()
     assert {i["id"] for i in sent["data"]} == {mine.id, to_other.id}
     assert sent["nextCursor"] is None
@@ -279,7 +279,7 @@ def test_lists_show_each_side_its_own_invitations(client, make, db):
 
 def test_list_filters_by_the_status_shown(client, make, db):
     consultant = make.consultant()
-    ids = {state: _state(db, consultant, make.admin(), state) for state in ("pending", "expired", "accepted", "declined", "cancelled")}
+    ids = {state: _state(make, consultant, make.admin(), state) for state in ("pending", "expired", "accepted", "declined", "cancelled")}
     for state, invitation_id in ids.items():
         response = client.get("/api/invitations", params={"status": state}, headers=consultant.headers)
         assert [(i["id"], i["status"]) for i in response.json()["data"]] == [(invitation_id, state)], state
@@ -288,7 +288,7 @@ def test_list_filters_by_the_status_shown(client, make, db):
 
 def test_list_pages_newest_first(client, make, db):
     consultant = make.consultant()
-    created = [factories.invitation(db, consultant, make.admin()) for _ in range(5)]
+    created = [make.invitation(consultant, make.admin()) for _ in range(5)]
     base = dt.datetime.now(dt.UTC)
     for minutes, invitation in enumerate(created):
         invitation.created_at = base - dt.timedelta(minutes=10 - minutes)

@@ -1,4 +1,4 @@
-"""Organization search for consultants (DESIGN §4)."""
+"""Organization search for consultants (docs/decisions.md §4)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""POST /webhooks/payments: Stripe-signed events settle donations (DESIGN §7)."""
+"""POST /webhooks/payments: Stripe-signed events settle donations (docs/decisions.md §7)."""
 
 from __future__ import annotations
 
@@ -12,18 +12,18 @@ from sqlalchemy import func, select
 
 from kindling.persistence.donations import Donation
 from kindling.persistence.inbound_webhooks import InboundWebhookEvent
-from tests.factories import donations as factory
+from tests.factories import donations as payments
 
 URL = "/webhooks/payments"
 
 
 @pytest.fixture(autouse=True)
 def payment_secret(runtime, monkeypatch):
-    monkeypatch.setattr(runtime, "settings", dataclasses.replace(runtime.settings, payment_webhook_secret=factory.PAYMENT_SECRET))
+    monkeypatch.setattr(runtime, "settings", dataclasses.replace(runtime.settings, payment_webhook_secret=payments.PAYMENT_SECRET))
 
 
 def deliver(client, event: dict, **signature):
-    payload, headers = factory.signed(event, **signature)
+    payload, headers = payments.signed(event, **signature)
     return client.post(URL, content=payload, headers=headers)
 
 
@@ -38,11 +38,11 @@ def stored_events(db) -> int:
 
 @pytest.fixture
 def donation(make, db):
-    return factory.donation(db, make.member(make.admin()))
+    return make.donation(make.member(make.admin()))
 
 
 def test_succeeded_event_settles_the_donation(client, db, donation):
-    response = deliver(client, factory.payment_event("payment_intent.succeeded", donation))
+    response = deliver(client, payments.payment_event("payment_intent.succeeded", donation))
     assert response.status_code == 200
     assert response.json() == {"received": True, "outcome": "processed"}
     db.expire_all()
@@ -63,22 +63,22 @@ def test_succeeded_event_settles_the_donation(client, db, donation):
 )
 def test_status_moves(client, db, donation, history, event_type, expected):
     for earlier in history:
-        assert deliver(client, factory.payment_event(earlier, donation)).status_code == 200
-    assert deliver(client, factory.payment_event(event_type, donation)).status_code == 200
+        assert deliver(client, payments.payment_event(earlier, donation)).status_code == 200
+    assert deliver(client, payments.payment_event(event_type, donation)).status_code == 200
     assert status_of(db, donation) == expected
 
 
 def test_partial_refund_changes_nothing(client, db, donation):
-    deliver(client, factory.payment_event("payment_intent.succeeded", donation))
-    partial = factory.payment_event("charge.refunded", donation, refunded=False, amount_refunded=100)
+    deliver(client, payments.payment_event("payment_intent.succeeded", donation))
+    partial = payments.payment_event("charge.refunded", donation, refunded=False, amount_refunded=100)
     assert deliver(client, partial).json()["outcome"] == "ignored"
     assert status_of(db, donation) == "succeeded"
 
 
 def test_replayed_event_is_processed_once(client, db, donation):
-    succeeded = factory.payment_event("payment_intent.succeeded", donation, event_id="evt_once")
+    succeeded = payments.payment_event("payment_intent.succeeded", donation, event_id="evt_once")
     assert deliver(client, succeeded).json()["outcome"] == "processed"
-    assert deliver(client, factory.payment_event("charge.refunded", donation)).json()["outcome"] == "processed"
+    assert deliver(client, payments.payment_event("charge.refunded", donation)).json()["outcome"] == "processed"
     replay = deliver(client, succeeded)
     assert replay.status_code == 200 and replay.json()["outcome"] == "duplicate"
     assert status_of(db, donation) == "refunded"
@@ -87,25 +87,25 @@ def test_replayed_event_is_processed_once(client, db, donation):
 
 def test_raw_body_is_what_is_verified(client, db, donation):
     # Odd spacing, key order and escapes: re-serialising the JSON would break the signature.
-    event = factory.payment_event("payment_intent.succeeded", donation)
+    event = payments.payment_event("payment_intent.succeeded", donation)
     payload = ('{ "type" :"payment_intent.succeeded",\n "id": "%s", "object":"event", "data": {"object": %s} , "note": "caf\\u00e9" }'
                % (event["id"], json.dumps(event["data"]["object"], indent=3))).encode()
-    headers = {"Stripe-Signature": factory.stripe_signature(payload), "Content-Type": "application/json; charset=utf-8"}
+    headers = {"Stripe-Signature": payments.stripe_signature(payload), "Content-Type": "application/json; charset=utf-8"}
     assert client.post(URL, content=payload, headers=headers).json()["outcome"] == "processed"
     assert status_of(db, donation) == "succeeded"
 
 
 def test_bad_signatures_change_nothing(client, db, donation):
-    event = factory.payment_event("payment_intent.succeeded", donation)
-    payload, headers = factory.signed(event)
+    event = payments.payment_event("payment_intent.succeeded", donation)
+    payload, headers = payments.signed(event)
     tampered = payload.replace(b'"amount": 2500', b'"amount": 2501')
     cases = [
         (payload, {}),  # no signature
         (payload, {"Stripe-Signature": ""}),
         (payload, {"Stripe-Signature": "garbage"}),
         (payload, {"Stripe-Signature": f"t={int(time.time())}"}),  # no v1
-        (payload, {"Stripe-Signature": factory.stripe_signature(payload, secret="whsec_someone_else")}),
-        (payload, {"Stripe-Signature": factory.stripe_signature(payload, timestamp=int(time.time()) - 301)}),  # stale
+        (payload, {"Stripe-Signature": payments.stripe_signature(payload, secret="whsec_someone_else")}),
+        (payload, {"Stripe-Signature": payments.stripe_signature(payload, timestamp=int(time.time()) - 301)}),  # stale
         (tampered, headers),
         (json.dumps(event).encode(), headers),  # same event, re-serialised
     ]
@@ -116,58 +116,58 @@ def test_bad_signatures_change_nothing(client, db, donation):
     assert status_of(db, donation) == "pending"
     assert stored_events(db) == 0
     # Within the 300 s tolerance it is accepted.
-    fresh = factory.stripe_signature(payload, timestamp=int(time.time()) - 290)
+    fresh = payments.stripe_signature(payload, timestamp=int(time.time()) - 290)
     assert client.post(URL, content=payload, headers={**headers, "Stripe-Signature": fresh}).status_code == 200
     assert status_of(db, donation) == "succeeded"
 
 
 def test_invalid_signature_has_its_code(client, donation):
-    payload, headers = factory.signed(factory.payment_event("payment_intent.succeeded", donation), secret="whsec_wrong")
+    payload, headers = payments.signed(payments.payment_event("payment_intent.succeeded", donation), secret="whsec_wrong")
     response = client.post(URL, content=payload, headers=headers)
     assert response.status_code == 400 and response.json()["code"] == "invalid_signature"
 
 
 def test_unknown_event_types_are_ignored(client, db, donation):
-    response = deliver(client, factory.payment_event("payment_intent.created", donation))
+    response = deliver(client, payments.payment_event("payment_intent.created", donation))
     assert response.status_code == 200 and response.json()["outcome"] == "ignored"
     assert status_of(db, donation) == "pending"
     assert stored_events(db) == 0
 
 
 def test_unknown_donation_is_logged(client, db, donation, caplog):
-    event = factory.payment_event("payment_intent.succeeded", donation, metadata={"donationId": "not-ours"})
+    event = payments.payment_event("payment_intent.succeeded", donation, metadata={"donationId": "not-ours"})
     with caplog.at_level(logging.WARNING, logger="kindling.services.donations"):
         response = deliver(client, event)
     assert response.status_code == 200 and response.json()["outcome"] == "ignored"
     assert "unknown donation" in caplog.text
-    no_metadata = factory.payment_event("payment_intent.succeeded", donation, metadata={})
+    no_metadata = payments.payment_event("payment_intent.succeeded", donation, metadata={})
     assert deliver(client, no_metadata).json()["outcome"] == "ignored"
     assert status_of(db, donation) == "pending"
 
 
 @pytest.mark.parametrize("fields", [{"amount": 1}, {"currency": "eur"}, {"currency": None}])
 def test_payment_must_match_the_pledge(client, db, donation, fields):
-    event = factory.payment_event("payment_intent.succeeded", donation, **fields)
+    event = payments.payment_event("payment_intent.succeeded", donation, **fields)
     assert deliver(client, event).json()["outcome"] == "ignored"
     assert status_of(db, donation) == "pending"
 
 
 def test_not_configured_is_unavailable(client, db, runtime, monkeypatch, donation):
     monkeypatch.setattr(runtime, "settings", dataclasses.replace(runtime.settings, payment_webhook_secret=None))
-    response = deliver(client, factory.payment_event("payment_intent.succeeded", donation))
+    response = deliver(client, payments.payment_event("payment_intent.succeeded", donation))
     assert response.status_code == 503 and response.json()["code"] == "webhook_not_configured"
     assert status_of(db, donation) == "pending"
 
 
 def test_body_must_be_a_json_object(client):
     for payload in (b"[1, 2]", b"not json", b""):
-        headers = {"Stripe-Signature": factory.stripe_signature(payload), "Content-Type": "application/json"}
+        headers = {"Stripe-Signature": payments.stripe_signature(payload), "Content-Type": "application/json"}
         assert client.post(URL, content=payload, headers=headers).status_code == 400, payload
 
 
 def test_webhooks_need_no_session_but_ignore_one(client, make, db, donation):
     # A session is neither required nor a substitute for the signature.
-    payload, _ = factory.signed(factory.payment_event("payment_intent.succeeded", donation))
+    payload, _ = payments.signed(payments.payment_event("payment_intent.succeeded", donation))
     response = client.post(URL, content=payload, headers={"Content-Type": "application/json", **make.admin().headers})
     assert response.status_code == 400
     assert status_of(db, donation) == "pending"
@@ -175,7 +175,7 @@ def test_webhooks_need_no_session_but_ignore_one(client, make, db, donation):
 
 def test_nul_characters_are_ignored_not_a_server_error(client, db, donation):
     # PostgreSQL text cannot hold NUL; such an event is answered, logged and left alone.
-    event = factory.payment_event("payment_intent.succeeded", donation, metadata={"donationId": donation.id + "\x00"})
+    event = payments.payment_event("payment_intent.succeeded", donation, metadata={"donationId": donation.id + "\x00"})
     response = deliver(client, event)
     assert response.status_code == 200 and response.json()["outcome"] == "ignored"
     assert status_of(db, donation) == "pending"

@@ -1,32 +1,33 @@
-"""Rate limits of §10: headers on every limited response, 429 with Retry-After, shared state."""
+"""Rate limits (docs/decisions.md §10): headers on every limited response, 429 with Retry-After, shared state."""
 
 from __future__ import annotations
 
 import time
 
 import pytest
+import redis
 import requests
 
-from kindling.access import Principal
-from kindling.ratelimit import RateLimiter, rules_for
+from kindling.domain.access import Principal
+from kindling.infrastructure.ratelimit import RateLimiter, rules_for
 
 HEADERS = ("x-ratelimit-limit", "x-ratelimit-remaining", "x-ratelimit-reset")
 
 
 def test_headers_on_success_and_error_responses(client):
-    for response in (client.get("/api/health"), client.get("/api/auth/session"), client.get("/api/nowhere")):
+    for response in (client.get("/api/auth/session"), client.get("/api/kindness"), client.get("/api/nowhere")):
         assert all(name in response.headers for name in HEADERS), response.status_code
         assert response.headers["x-ratelimit-limit"] == "60"
         assert int(response.headers["x-ratelimit-reset"]) >= int(time.time())
 
 
-def test_remaining_counts_down(client):
-    first = int(client.get("/api/health").headers["x-ratelimit-remaining"])
-    second = int(client.get("/api/health").headers["x-ratelimit-remaining"])
+def test_remaining_counts_down(rate_window, client):
+    first = int(client.get("/api/auth/session").headers["x-ratelimit-remaining"])
+    second = int(client.get("/api/auth/session").headers["x-ratelimit-remaining"])
     assert second == first - 1
 
 
-def test_anonymous_limit_then_429(client):
+def test_anonymous_limit_then_429(rate_window, client):
     for _ in range(60):
         assert client.get("/api/auth/session").status_code == 401
     response = client.get("/api/auth/session")
@@ -58,17 +59,17 @@ def test_rules():
     assert rules_for("/api/bulk/invite", consultant) == ["consultant", "bulk"]
     assert rules_for("/api/theme/generate", consultant) == ["consultant", "theme-generate"]
     assert rules_for("/api/kindness", member) == ["member"]
-    assert rules_for("/api/health", None) == ["anonymous"]
+    assert rules_for("/api/kindness", None) == ["anonymous"]
 
 
 def test_multiplier_scales_every_limit():
     limiter = RateLimiter(None, multiplier=3)
     assert limiter.hit("anonymous", "k").limit == 180
-    assert limiter.hit("sign-in-failures", "k").limit == 30
+    assert limiter.attempt("sign-in", "k").limit == 30
 
 
 @pytest.mark.live
-def test_limit_is_shared_by_two_server_processes(settings, runtime, live_server):
+def test_limit_is_shared_by_two_server_processes(rate_window, settings, runtime, live_server):
     if not settings.redis_url:
         pytest.skip("sharing across processes needs Redis (TEST_REDIS_URL)")
     first, second = live_server(), live_server()
@@ -79,3 +80,34 @@ def test_limit_is_shared_by_two_server_processes(settings, runtime, live_server)
         statuses.append(requests.get(server.url + "/api/auth/session", timeout=5).status_code)
     assert statuses[:60] == [401] * 60
     assert statuses[60] == 429
+
+
+def _commands_run(client: redis.Redis) -> dict[str, int]:
+    """Calls of each command so far; those a script runs are counted under their own names too."""
+    stats = client.info("commandstats")
+    return {name.removeprefix("cmdstat_"): stat["calls"] for name, stat in stats.items() if name != "cmdstat_info"}
+
+
+def test_a_check_is_one_redis_command_and_its_headers_are_exact(redis_service):
+    limiter = RateLimiter(redis_service.url)
+    limiter.reset()
+    observer = redis.Redis.from_url(redis_service.url)
+    limiter.hit("bulk", "warm-up")  # loads the script once
+    before = _commands_run(observer)
+    decisions = [limiter.hit("bulk", "caller") for _ in range(12)]
+    after = _commands_run(observer)
+    sent = {name: after[name] - before.get(name, 0) for name in after if after[name] != before.get(name, 0)}
+    # One script per check: what else ran, ran inside it.
+    assert sent.pop("evalsha") == 12 and set(sent) <= {"incrby", "expire"}, sent
+    assert [d.remaining for d in decisions] == [9, 8, 7, 6, 5, 4, 3, 2, 1, 0, 0, 0]
+    assert [d.allowed for d in decisions] == [True] * 10 + [False] * 2
+    assert {d.reset for d in decisions} == {decisions[0].reset}
+    assert decisions[0].reset % 60 == 0 and 0 < decisions[0].reset - time.time() <= 60
+    observer.close()
+
+
+def test_limits_hold_across_limiters_on_one_redis(redis_service):
+    first, second = RateLimiter(redis_service.url), RateLimiter(redis_service.url)
+    first.reset()
+    statuses = [(first if i % 2 else second).hit("theme-generate", "shared").allowed for i in range(7)]
+    assert statuses == [True] * 5 + [False] * 2

@@ -3,7 +3,8 @@
 openapi-python-client writes the SDK into the test's temporary folder (it is never committed),
 and a consultant's first day runs through it against a `kindling serve` process: the consultant
 and an organization sign up, the organization accepts the consultant's invitation, the consultant
-brands it with a theme, its people record acts, and both read the figures back.
+brands it with a theme, its people record acts, and both read the figures back; a manager
+approves an act and a third party without an account attests another.
 """
 
 from __future__ import annotations
@@ -20,7 +21,9 @@ import sys
 from http import HTTPStatus
 
 import pytest
+from sqlalchemy import create_engine, update
 
+from kindling.persistence.accounts import User
 from kindling.persistence.database import upgrade
 from kindling.themes import generate_theme
 
@@ -69,10 +72,18 @@ def test_a_consultants_first_day_through_the_generated_sdk(sdk, fresh_database_u
     server = live_server(DATABASE_URL=fresh_database_url)
     clients = contextlib.ExitStack()  # each SDK client holds a connection pool to close
     with clients:
-        journey(sdk, server.url, clients)
+        journey(sdk, server.url, clients, fresh_database_url)
 
 
-def journey(sdk, url: str, clients: contextlib.ExitStack) -> None:
+def make_manager(database_url: str, email: str) -> None:
+    """Give a member the manager role, as an organization admin would."""
+    engine = create_engine(database_url)
+    with engine.begin() as connection:
+        connection.execute(update(User).where(User.email == email).values(role="manager"))
+    engine.dispose()
+
+
+def journey(sdk, url: str, clients: contextlib.ExitStack, database_url: str) -> None:
     anonymous = clients.enter_context(sdk.Client(base_url=url, raise_on_unexpected_status=True))
     health = expect(operation("health.get_health").sync_detailed(client=anonymous), HTTPStatus.OK)
     assert health.status.value == "ok"
@@ -164,3 +175,39 @@ def journey(sdk, url: str, clients: contextlib.ExitStack) -> None:
     table = expect(export.sync_detailed(client=consultant, format_=formats.CSV), HTTPStatus.OK)
     rows = list(csv.DictReader(io.StringIO(table)))
     assert len(rows) == 1 and rows[0]["Client"] == "Harbour Foods" and rows[0]["Kindness Acts"] == "3"
+
+    # A manager approves an act that asks for supervisor verification.
+    manager = sign_up(model("SignUpJoiningOrganization")(
+        email="mae@harbour.test", password=PASSWORD, name="Mae", join_code=organization.join_code, return_token=True,
+    ))
+    make_manager(database_url, "mae@harbour.test")
+    body = model("KindnessActCreate")(description="Trained the new starters", category=model("KindnessCategory")("peer_recognition"),
+                                      verification_level=3, recipient_id=session.user.id)
+    asked = expect(operation("kindness.create_act").sync_detailed(client=member, body=body), HTTPStatus.CREATED).data
+    assert (asked.verification_level, asked.verified_level, asked.verification.awaiting.value) == (3, 1, "manager")
+    waiting = expect(operation("verification.list_pending_verifications").sync_detailed(client=manager), HTTPStatus.OK)
+    assert [a.id for a in waiting.data] == [asked.id]
+    decision = model("VerificationDecisionCreate")(level=3, decision=model("VerificationDecisionCreateDecision").APPROVE,
+                                                   note="Saw it myself")
+    approved = expect(
+        operation("verification.decide_verification").sync_detailed(asked.id, client=manager, body=decision), HTTPStatus.CREATED
+    ).data
+    assert (approved.act_id, approved.level, approved.decision.value, approved.note) == (asked.id, 3, "approve", "Saw it myself")
+    verified = expect(operation("kindness.get_act").sync_detailed(asked.id, client=admin), HTTPStatus.OK).data
+    assert (verified.verified_level, verified.verification.status.value, verified.ripple_score) == (3, "verified", 3)
+    assert expect(operation("verification.list_pending_verifications").sync_detailed(client=manager), HTTPStatus.OK).data == []
+
+    # A food bank attests the food drive; its volunteer has no account.
+    body = model("KindnessActCreate")(description="Ran the Saturday food bank", category=model("KindnessCategory")("community"),
+                                      verification_level=5, recipient_id="town-food-bank")
+    drive = expect(operation("kindness.create_act").sync_detailed(client=member, body=body), HTTPStatus.CREATED).data
+    request = model("AttestationCreate")(level=model("AttestationCreateLevel").VALUE_5, attester_name="Olu",
+                                         attester_organization="Town Food Bank")
+    token = expect(
+        operation("verification.request_attestation").sync_detailed(drive.id, client=member, body=request), HTTPStatus.CREATED
+    ).data.token
+    shown = expect(operation("verification.read_attestation").sync_detailed(token, client=anonymous), HTTPStatus.OK).data
+    assert (shown.organization_name, shown.description) == ("Harbour Foods", "Ran the Saturday food bank")
+    answer = model("AttestationAnswer")(decision=model("AttestationAnswerDecision").CONFIRM, name="Olu Adeyemi")
+    expect(operation("verification.answer_attestation").sync_detailed(token, client=anonymous, body=answer), HTTPStatus.OK)
+    assert expect(operation("kindness.get_act").sync_detailed(drive.id, client=admin), HTTPStatus.OK).data.verified_level == 5

@@ -1,4 +1,4 @@
-"""POST /api/theme/check, and the spec's theme schemas against the engine (DESIGN §5)."""
+"""POST /api/theme/check, and the spec's theme schemas against the engine (docs/decisions.md §5)."""
 
 from __future__ import annotations
 
@@ -7,9 +7,9 @@ import copy
 import pytest
 import yaml
 
-from kindling.app import SPEC
 from kindling.themes import TOKEN_NAMES, VALUE_PATTERN, check_theme, generate_theme
-from tests.test_errors import assert_envelope
+from kindling.web.app import SPEC
+from tests.helpers import assert_envelope
 
 CHECK = "/api/theme/check"
 

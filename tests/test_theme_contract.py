@@ -12,8 +12,8 @@ import pytest
 
 from kindling.persistence.database import upgrade
 from kindling.themes import generate_theme
-from tests.test_contract import ROOT, SINGLE_OPERATION_PHASES, Api, accounts_file, failures, schemathesis
-from tests.test_theme_preview_render import call
+from tests.helpers import call
+from tests.helpers.contract import ROOT, SINGLE_OPERATION_PHASES, Api, accounts_file, failures, schemathesis
 
 OPERATIONS = ("save_theme", "get_theme", "get_theme_css", "preview_theme")
 

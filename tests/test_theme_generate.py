@@ -1,79 +1,27 @@
-"""POST /api/theme/generate against a real loopback server standing in for the AI provider (DESIGN §5)."""
+"""POST /api/theme/generate against a real loopback server standing in for the AI provider (docs/decisions.md §5)."""
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import time
 
 import pytest
 
-from kindling import palette_intent
-from kindling.app import create_app
+from kindling.infrastructure import palette_intent
 from kindling.persistence.database import upgrade
-from kindling.themes import TOKEN_NAMES, check_theme, generate_theme, parse_value
-from tests.fake_provider import FakeProvider, completion
-from tests.test_contract import SINGLE_OPERATION_PHASES, Api, accounts_file, schemathesis
+from kindling.themes import generate_theme, parse_value
+from tests.fake_provider import KEY, completion, keyed_app
+from tests.helpers import assert_envelope, assert_sound
+from tests.helpers.contract import SINGLE_OPERATION_PHASES, Api, accounts_file, schemathesis
 from tests.live import free_port
-from tests.test_errors import assert_envelope
 
-KEY = "test-key-5b1c9e"
 GENERATE = "/api/theme/generate"
 RATE_LIMIT_HEADERS = ("x-ratelimit-limit", "x-ratelimit-remaining", "x-ratelimit-reset")
-
-
-@pytest.fixture(scope="module")
-def provider():
-    with FakeProvider() as server:
-        yield server
-
-
-def keyed_app(settings, base_url: str):
-    return create_app(dataclasses.replace(settings, ai_provider_api_key=KEY, ai_provider_base_url=base_url))
-
-
-@pytest.fixture(scope="module")
-def provider_app(settings, provider):
-    return keyed_app(settings, f"http://127.0.0.1:{provider.port}/v1")
-
-
-@pytest.fixture
-def bind(db):
-    """Run an extra app's requests inside this test's rolled-back transaction, with fresh limits."""
-    bound = []
-
-    def bind_app(app):
-        state = app.app.extensions["kindling"]
-        state.limiter.reset()
-        state.session_factory.configure(bind=db.connection(), join_transaction_mode="create_savepoint")
-        bound.append(state)
-        return app
-
-    yield bind_app
-    for state in bound:
-        state.session_factory.configure(bind=state.engine, join_transaction_mode="conservative_savepoint")
-
-
-@pytest.fixture
-def keyed(provider_app, provider, bind):
-    """A client of an app whose AI provider is the fake one."""
-    provider.reset()
-    bind(provider_app)
-    with provider_app.test_client() as test_client:
-        yield test_client
 
 
 @pytest.fixture
 def short_timeout(monkeypatch):
     monkeypatch.setattr(palette_intent, "TIMEOUT_SECONDS", 0.5)
-
-
-def assert_sound(theme: dict) -> None:
-    """Exactly the 31 tokens per mode, all inside sRGB, every pair at 4.5:1 or more."""
-    assert set(theme) == {"light", "dark"}
-    assert all(set(theme[mode]) == set(TOKEN_NAMES) for mode in theme)
-    report = check_theme(theme)
-    assert report["failingPairs"] == [] and report["outOfGamut"] == []
 
 
 def test_asks_the_provider_and_derives_the_theme(keyed, make, provider):
@@ -247,7 +195,7 @@ def test_consultants_only(keyed, make, provider):
     assert provider.received == []
 
 
-def test_five_a_minute_per_consultant(keyed, make, provider):
+def test_five_a_minute_per_consultant(rate_window, keyed, make, provider):
     consultant, other = make.consultant(), make.consultant()
     for remaining in range(4, -1, -1):
         response = keyed.post(GENERATE, json={"primaryColor": "#3366ff"}, headers=consultant.headers)

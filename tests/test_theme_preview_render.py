@@ -6,13 +6,13 @@ import shutil
 import subprocess
 
 import pytest
-import requests
 from PIL import Image
 
 from kindling.persistence.database import upgrade
 from kindling.themes import generate_theme, to_hex
 from kindling.themes.srgb import in_gamut
-from tests.test_contract import Api
+from tests.helpers import call
+from tests.helpers.contract import Api
 
 # Where the preview's fixed layout puts each mode's primary button (126 x 48 px): the page
 # header is 72 px high, the modes are 600 px columns, the buttons row sits 24 px in and 64 px down.
@@ -20,19 +20,12 @@ BUTTON_TOP, BUTTON_HEIGHT, BUTTON_WIDTH = 136, 48, 126
 BUTTON_LEFT = {"light": 24, "dark": 624}
 
 
-def call(server, method: str, path: str, token: str | None = None, **kwargs) -> requests.Response:
-    headers = {"Authorization": f"Bearer {token}"} if token else {}
-    response = requests.request(method, server.url + path, headers=headers, timeout=10, **kwargs)
-    assert response.status_code in (200, 201), response.text
-    return response
-
-
 def rgb(hex_colour: str) -> tuple[int, int, int]:
     return tuple(int(hex_colour[i:i + 2], 16) for i in (1, 3, 5))
 
 
 def assert_close(pixel: tuple[int, ...], expected: tuple[int, int, int], where: str) -> None:
-    assert all(abs(a - b) <= 2 for a, b in zip(pixel, expected)), (where, pixel, expected)
+    assert all(abs(a - b) <= 2 for a, b in zip(pixel, expected, strict=False)), (where, pixel, expected)
 
 
 def screenshot(chromium: str, page: str, tmp_path) -> Image.Image:
@@ -54,7 +47,7 @@ def screenshot(chromium: str, page: str, tmp_path) -> Image.Image:
 def test_preview_buttons_show_the_saved_primary_colours(fresh_database_url, live_server, tmp_path):
     chromium = shutil.which("chromium")
     if chromium is None:
-        pytest.fail("Chromium is needed to render the preview: apt-get install -y chromium (.ci/run installs it)")
+        pytest.fail("Chromium is needed to render the preview: run scripts/test-prerequisites")
     upgrade(fresh_database_url)
     server = live_server(DATABASE_URL=fresh_database_url)
     api = Api(server.url)

@@ -1,4 +1,4 @@
-"""GET /api/theme/{organizationId}, its /css and its /preview: who may read a saved theme (DESIGN §3, §5)."""
+"""GET /api/theme/{organizationId}, its /css and its /preview: who may read a saved theme (docs/decisions.md §3, §5)."""
 
 from __future__ import annotations
 
@@ -11,9 +11,7 @@ import pytest
 
 from kindling.services import clients
 from kindling.themes import CONTENT_SECURITY_POLICY, TOKEN_NAMES, generate_theme, to_hex
-from tests.factories import clients as client_factories
-from tests.factories.themes import saved_theme
-from tests.test_errors import assert_envelope
+from tests.helpers import assert_envelope
 
 READERS = ["", "/css", "/preview"]
 
@@ -26,19 +24,19 @@ def path(organization_id: str, reader: str = "") -> str:
 def tenants(make, db):
     """An organization with a saved theme, and every kind of caller around it."""
     admin, consultant = make.admin(), make.consultant()
-    client_factories.client(db, consultant, admin)
+    make.client(consultant, admin)
     theme = generate_theme("#3366ff", accent="#f59e0b")
-    saved_theme(db, consultant, admin, theme)
+    make.saved_theme(consultant, admin, theme)
     ended = make.consultant()
-    client_factories.client(db, ended, admin)
+    make.client(ended, admin)
     clients.end_relationship(db, consultant_id=ended.user.id, organization_id=admin.organization_id, ended_by="consultant")
     invited = make.consultant()
-    client_factories.invitation(db, invited, admin)
+    make.invitation(invited, admin)
     other_admin = make.admin()
     # Another organization's consultant, whose own client has a theme too.
     other_consultant = make.consultant()
-    client_factories.client(db, other_consultant, other_admin)
-    saved_theme(db, other_consultant, other_admin)
+    make.client(other_consultant, other_admin)
+    make.saved_theme(other_consultant, other_admin)
     return {
         "organization_id": admin.organization_id,
         "theme": theme,
@@ -78,7 +76,7 @@ def test_no_session_is_401(client, tenants, reader):
 @pytest.mark.parametrize("reader", READERS)
 def test_no_saved_theme_is_404(client, make, db, reader):
     admin, consultant = make.admin(), make.consultant()
-    client_factories.client(db, consultant, admin)
+    make.client(consultant, admin)
     for account in (admin, make.member(admin), consultant):
         body = assert_envelope(client.get(path(admin.organization_id, reader), headers=account.headers), 404, "not_found")
         assert body["error"] == "This organization has no saved theme yet"
@@ -110,8 +108,8 @@ def known_theme() -> dict:
 
 def test_css_for_a_known_theme(client, make, db):
     admin, consultant = make.admin(), make.consultant()
-    client_factories.client(db, consultant, admin)
-    saved_theme(db, consultant, admin, known_theme())
+    make.client(consultant, admin)
+    make.saved_theme(consultant, admin, known_theme())
     response = client.get(path(admin.organization_id, "/css"), headers=admin.headers)
     assert response.status_code == 200
     assert response.headers["content-type"] == "text/css; charset=utf-8"
@@ -153,8 +151,8 @@ def test_preview_shows_every_token_of_both_modes(client, tenants):
 def test_preview_escapes_the_organization_name(client, make, db):
     name = '<script>alert("x")</script> & <b>Co</b>'
     admin, consultant = make.admin(organization_name=name), make.consultant()
-    client_factories.client(db, consultant, admin)
-    saved_theme(db, consultant, admin)
+    make.client(consultant, admin)
+    make.saved_theme(consultant, admin)
     page = client.get(path(admin.organization_id, "/preview"), headers=admin.headers).text
     assert html.escape(name) in page
     assert "<script" not in page and "<b>" not in page

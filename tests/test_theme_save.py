@@ -1,4 +1,4 @@
-"""POST /api/theme/save: an upsert per organization, by its consultants only (DESIGN §3, §5)."""
+"""POST /api/theme/save: an upsert per organization, by its consultants only (docs/decisions.md §3, §5)."""
 
 from __future__ import annotations
 
@@ -12,9 +12,7 @@ from sqlalchemy import func, select
 from kindling.persistence.themes import OrganizationTheme
 from kindling.services import clients, themes
 from kindling.themes import TOKEN_NAMES, generate_theme
-from tests.factories import clients as client_factories
-from tests.factories.themes import saved_theme
-from tests.test_errors import assert_envelope
+from tests.helpers import assert_envelope
 
 SAVE = "/api/theme/save"
 
@@ -36,7 +34,7 @@ def stored(db, organization_id: str) -> list[OrganizationTheme]:
 
 def test_save_then_save_again_keeps_one_theme(client, make, db, theme, other_theme):
     consultant, admin = make.consultant(), make.admin()
-    client_factories.client(db, consultant, admin)
+    make.client(consultant, admin)
     body = {"organizationId": admin.organization_id, "theme": theme}
     response = client.post(SAVE, json=body, headers=consultant.headers)
     assert response.status_code == 200, response.text
@@ -48,7 +46,7 @@ def test_save_then_save_again_keeps_one_theme(client, make, db, theme, other_the
 
     # A second consultant of the same organization replaces it.
     colleague = make.consultant()
-    client_factories.client(db, colleague, admin)
+    make.client(colleague, admin)
     response = client.post(SAVE, json={**body, "theme": other_theme}, headers=colleague.headers)
     assert response.status_code == 200, response.text
     (second,) = stored(db, admin.organization_id)
@@ -60,7 +58,7 @@ def test_save_then_save_again_keeps_one_theme(client, make, db, theme, other_the
 
 def test_tokens_are_stored_in_the_documented_order(client, make, db, theme):
     consultant, admin = make.consultant(), make.admin()
-    client_factories.client(db, consultant, admin)
+    make.client(consultant, admin)
     shuffled = {mode: dict(reversed(list(tokens.items()))) for mode, tokens in theme.items()}
     assert client.post(SAVE, json={"organizationId": admin.organization_id, "theme": shuffled},
                        headers=consultant.headers).status_code == 200
@@ -84,8 +82,8 @@ def broken(theme: dict) -> tuple[dict, dict]:
 
 def test_invalid_theme_is_400_naming_the_offenders_and_changes_nothing(client, make, db, theme, other_theme):
     consultant, admin = make.consultant(), make.admin()
-    client_factories.client(db, consultant, admin)
-    saved_theme(db, consultant, admin, theme)
+    make.client(consultant, admin)
+    make.saved_theme(consultant, admin, theme)
     before = stored(db, admin.organization_id)[0].updated_at
     bad, details = broken(other_theme)
     response = client.post(SAVE, json={"organizationId": admin.organization_id, "theme": bad},
@@ -98,7 +96,7 @@ def test_invalid_theme_is_400_naming_the_offenders_and_changes_nothing(client, m
 
 def test_invalid_first_theme_stores_nothing(client, make, db):
     consultant, admin = make.consultant(), make.admin()
-    client_factories.client(db, consultant, admin)
+    make.client(consultant, admin)
     response = client.post(SAVE, json={"organizationId": admin.organization_id, "theme": {"light": {}, "dark": {}}},
                            headers=consultant.headers)
     body = assert_envelope(response, 400, "validation_error")
@@ -123,9 +121,9 @@ def test_malformed_body_is_400(client, make, body):
 
 def test_a_consultant_without_an_active_relationship_is_refused(client, make, db, theme):
     stranger, ended, invited, admin = make.consultant(), make.consultant(), make.consultant(), make.admin()
-    client_factories.client(db, ended, admin)
+    make.client(ended, admin)
     clients.end_relationship(db, consultant_id=ended.user.id, organization_id=admin.organization_id, ended_by="consultant")
-    client_factories.invitation(db, invited, admin)
+    make.invitation(invited, admin)
     body = {"organizationId": admin.organization_id, "theme": theme}
     for consultant in (stranger, ended, invited):
         assert_envelope(client.post(SAVE, json=body, headers=consultant.headers), 403, "forbidden")
@@ -148,7 +146,7 @@ def test_the_relationship_is_checked_before_the_theme(client, make):
 
 def test_members_may_not_save_even_their_own_theme(client, make, db, theme):
     consultant, admin = make.consultant(), make.admin()
-    client_factories.client(db, consultant, admin)
+    make.client(consultant, admin)
     body = {"organizationId": admin.organization_id, "theme": theme}
     for account in (admin, make.member(admin)):
         assert_envelope(client.post(SAVE, json=body, headers=account.headers), 403, "forbidden")
@@ -158,7 +156,7 @@ def test_members_may_not_save_even_their_own_theme(client, make, db, theme):
 
 def test_save_theme_service_upserts(db, make, theme, other_theme):
     consultant, admin = make.consultant(), make.admin()
-    client_factories.client(db, consultant, admin)
+    make.client(consultant, admin)
     first = themes.save_theme(db, consultant_id=consultant.user.id, organization_id=admin.organization_id, theme=theme)
     second = themes.save_theme(
         db, consultant_id=consultant.user.id, organization_id=admin.organization_id, theme=other_theme
@@ -168,8 +166,8 @@ def test_save_theme_service_upserts(db, make, theme, other_theme):
 
 def test_a_first_save_that_loses_a_race_replaces_the_winners_theme(db, make, theme, other_theme, monkeypatch):
     consultant, admin = make.consultant(), make.admin()
-    client_factories.client(db, consultant, admin)
-    saved_theme(db, consultant, admin, theme)
+    make.client(consultant, admin)
+    make.saved_theme(consultant, admin, theme)
     db.expunge_all()
     # As if the other request's theme arrived just after this one looked and found none.
     real_get, misses = db.get, []

@@ -1,4 +1,4 @@
-"""Volunteer opportunities and GPS-verified check-ins (DESIGN §7)."""
+"""Volunteer opportunities and GPS-verified check-ins (docs/decisions.md §7)."""
 
 from __future__ import annotations
 
@@ -11,10 +11,10 @@ from kindling.errors import Conflict
 from kindling.persistence.base import utcnow
 from kindling.persistence.volunteering import CheckIn
 from kindling.services import volunteering
-from tests.factories import volunteering as factory
 from tests.factories.principals import principal
+from tests.factories.volunteering import CENTRE, north_of
 
-CHECK_IN_FIELDS = {"id", "opportunityId", "userId", "checkedInAt", "distanceMeters", "verified", "hours"}
+CHECK_IN_FIELDS = {"id", "opportunityId", "userId", "checkedInAt", "distanceMeters", "verified", "evidence", "hours"}
 
 
 def iso(moment: dt.datetime) -> str:
@@ -53,12 +53,17 @@ def test_admin_creates_opportunity(client, make):
     assert fetched["checkIns"] == {"total": 0, "verified": 0}
 
 
-def test_only_admins_create(client, make):
+def test_only_admins_and_managers_create(client, make):
     admin = make.admin()
+    manager = make.manager(admin)
+    created = client.post("/api/volunteer", json=opportunity_body(), headers=manager.headers)
+    assert created.status_code == 201
+    assert created.json()["data"]["createdBy"] == manager.user.id
     for account in (make.member(admin), make.consultant()):
         assert client.post("/api/volunteer", json=opportunity_body(), headers=account.headers).status_code == 403
     assert client.post("/api/volunteer", json=opportunity_body()).status_code == 401
-    assert client.get("/api/volunteer", headers=admin.headers).json()["data"] == []
+    listed = client.get("/api/volunteer", headers=admin.headers).json()["data"]
+    assert [o["id"] for o in listed] == [created.json()["data"]["id"]]
 
 
 def test_opportunity_rules(client, make):
@@ -102,9 +107,9 @@ def test_fourteen_days_exactly_is_allowed(client, make):
 def test_check_in_inside_the_fence_is_verified(client, make, db):
     admin = make.admin()
     member = make.member(admin)
-    opportunity = factory.opportunity(db, admin)
+    opportunity = make.opportunity(admin)
     response = client.post(
-        f"/api/volunteer/{opportunity.id}/check-in", json=at(factory.north_of(factory.CENTRE, 50)), headers=member.headers
+        f"/api/volunteer/{opportunity.id}/check-in", json=at(north_of(CENTRE, 50)), headers=member.headers
     )
     assert response.status_code == 201
     body = response.json()
@@ -130,14 +135,14 @@ def test_check_in_inside_the_fence_is_verified(client, make, db):
 )
 def test_geofence_edge(client, make, db, accuracy, inside, outside):
     admin = make.admin()
-    opportunity = factory.opportunity(db, admin, radius_meters=200)
+    opportunity = make.opportunity(admin, radius_meters=200)
     extra = {} if accuracy is None else {"accuracyMeters": accuracy}
     results = {}
     for meters in (inside, outside):
         member = make.member(admin)
         response = client.post(
             f"/api/volunteer/{opportunity.id}/check-in",
-            json=at(factory.north_of(factory.CENTRE, meters), **extra),
+            json=at(north_of(CENTRE, meters), **extra),
             headers=member.headers,
         )
         assert response.status_code == 201
@@ -152,7 +157,7 @@ def test_geofence_edge(client, make, db, accuracy, inside, outside):
 
 def test_unverified_check_in_far_away_is_kept(client, make, db):
     admin = make.admin()
-    opportunity = factory.opportunity(db, admin)
+    opportunity = make.opportunity(admin)
     response = client.post(
         f"/api/volunteer/{opportunity.id}/check-in", json={"latitude": 48.8566, "longitude": 2.3522}, headers=admin.headers
     )
@@ -165,11 +170,11 @@ def test_unverified_check_in_far_away_is_kept(client, make, db):
 def test_second_check_in_conflicts_and_keeps_the_first(client, make, db):
     admin = make.admin()
     member = make.member(admin)
-    opportunity = factory.opportunity(db, admin)
+    opportunity = make.opportunity(admin)
     url = f"/api/volunteer/{opportunity.id}/check-in"
-    first = client.post(url, json=at(factory.CENTRE), headers=member.headers)
+    first = client.post(url, json=at(CENTRE), headers=member.headers)
     assert first.status_code == 201
-    second = client.post(url, json=at(factory.north_of(factory.CENTRE, 5000)), headers=member.headers)
+    second = client.post(url, json=at(north_of(CENTRE, 5000)), headers=member.headers)
     assert second.status_code == 409
     assert second.json()["code"] == "already_checked_in"
     own = client.get(f"/api/volunteer/{opportunity.id}", headers=member.headers).json()["data"]["ownCheckIn"]
@@ -187,8 +192,8 @@ def test_check_in_window_over_http(client, make, db):
         (now - dt.timedelta(hours=2), now - dt.timedelta(seconds=1), 409),  # closed a second ago
     ]
     for starts_at, ends_at, status in cases:
-        opportunity = factory.opportunity(db, admin, starts_at=starts_at, ends_at=ends_at)
-        response = client.post(f"/api/volunteer/{opportunity.id}/check-in", json=at(factory.CENTRE), headers=member.headers)
+        opportunity = make.opportunity(admin, starts_at=starts_at, ends_at=ends_at)
+        response = client.post(f"/api/volunteer/{opportunity.id}/check-in", json=at(CENTRE), headers=member.headers)
         assert response.status_code == status, (starts_at, ends_at)
         if status == 409:
             assert response.json()["code"] == "outside_check_in_window"
@@ -199,12 +204,12 @@ def test_check_in_window_edges_are_inclusive(make, db):
     admin = make.admin()
     start = dt.datetime(2030, 5, 1, 9, 0, tzinfo=dt.UTC)
     end = start + dt.timedelta(hours=4)
-    opportunity = factory.opportunity(db, admin, starts_at=start, ends_at=end)
+    opportunity = make.opportunity(admin, starts_at=start, ends_at=end)
     tick = dt.timedelta(microseconds=1)
     opens = start - dt.timedelta(minutes=30)
     for now, allowed in [(opens - tick, False), (opens, True), (end, True), (end + tick, False)]:
         member = principal(make.member(admin))
-        latitude, longitude = factory.CENTRE
+        latitude, longitude = CENTRE
         if allowed:
             record = volunteering.check_in(
                 db, caller=member, opportunity_id=opportunity.id, latitude=latitude, longitude=longitude, now=now
@@ -230,28 +235,28 @@ def test_haversine():
 def test_other_organizations_are_invisible(client, make, db):
     admin = make.admin()
     other_admin = make.admin()
-    theirs = factory.opportunity(db, other_admin)
-    mine = factory.opportunity(db, admin)
+    theirs = make.opportunity(other_admin)
+    mine = make.opportunity(admin)
     assert client.get(f"/api/volunteer/{theirs.id}", headers=admin.headers).status_code == 404
     assert client.get("/api/volunteer/no-such-id", headers=admin.headers).status_code == 404
-    response = client.post(f"/api/volunteer/{theirs.id}/check-in", json=at(factory.CENTRE), headers=admin.headers)
+    response = client.post(f"/api/volunteer/{theirs.id}/check-in", json=at(CENTRE), headers=admin.headers)
     assert response.status_code == 404
     listed = [o["id"] for o in client.get("/api/volunteer", headers=admin.headers).json()["data"]]
     assert listed == [mine.id]
 
 
 def test_consultants_are_refused(client, make, db):
-    opportunity = factory.opportunity(db, make.admin())
+    opportunity = make.opportunity(make.admin())
     consultant = make.consultant()
     assert client.get("/api/volunteer", headers=consultant.headers).status_code == 403
     assert client.get(f"/api/volunteer/{opportunity.id}", headers=consultant.headers).status_code == 403
-    response = client.post(f"/api/volunteer/{opportunity.id}/check-in", json=at(factory.CENTRE), headers=consultant.headers)
+    response = client.post(f"/api/volunteer/{opportunity.id}/check-in", json=at(CENTRE), headers=consultant.headers)
     assert response.status_code == 403
 
 
 def test_check_in_body_rules(client, make, db):
     admin = make.admin()
-    opportunity = factory.opportunity(db, admin)
+    opportunity = make.opportunity(admin)
     url = f"/api/volunteer/{opportunity.id}/check-in"
     for body in [
         {"latitude": 91, "longitude": 0},
@@ -269,7 +274,7 @@ def test_check_in_body_rules(client, make, db):
 def test_list_is_paginated_latest_start_first(client, make, db):
     admin = make.admin()
     base = utcnow()
-    created = [factory.opportunity(db, admin, starts_at=base + dt.timedelta(days=i)) for i in range(5)]
+    created = [make.opportunity(admin, starts_at=base + dt.timedelta(days=i)) for i in range(5)]
     seen, cursor = [], None
     while True:
         query = {"limit": 2} | ({"cursor": cursor} if cursor else {})

@@ -7,19 +7,17 @@ import json
 import pathlib
 
 import pytest
+import sqlalchemy
 import yaml
 from openapi_schema_validator import OAS30Validator
 from sqlalchemy import func, select
 from standardwebhooks import Webhook
 
-from kindling import delivery
-from kindling.destinations import DestinationPolicy
+from kindling.infrastructure.destinations import DestinationPolicy
 from kindling.persistence.base import utcnow
-from kindling.persistence.webhooks import PortfolioMilestone, WebhookDelivery, WebhookEndpoint, WebhookEvent
-from kindling.services import webhooks
-from tests.factories import webhooks as webhook_factories
+from kindling.persistence.outbound_webhooks import PortfolioMilestone, WebhookDelivery, WebhookEndpoint, WebhookEvent
+from kindling.services import clients, milestones, outbox, webhook_delivery
 from tests.live import free_port
-from tests.receiver import receiver  # noqa: F401 (fixture)
 
 LOOPBACK = DestinationPolicy(allow_private=True)
 SPEC = yaml.safe_load((pathlib.Path(__file__).resolve().parent.parent / "openapi.yaml").read_text())
@@ -32,10 +30,10 @@ def deliveries(db, endpoint) -> list[WebhookDelivery]:
 
 def test_delivery_is_signed_and_verifies_with_the_library(db, make, runtime, receiver):
     consultant = make.consultant()
-    endpoint = webhook_factories.endpoint(db, consultant, receiver.url)
-    event = webhooks.emit(db, consultant_id=consultant.user.id, type="client.accepted", data={"organizationId": "o1"})
+    endpoint = make.endpoint(consultant, receiver.url)
+    event = outbox.emit(db, consultant_id=consultant.user.id, type="client.accepted", data={"organizationId": "o1"})
 
-    assert delivery.deliver_due(runtime.session_factory, LOOPBACK) == 1
+    assert webhook_delivery.deliver_due(runtime.session_factory, LOOPBACK) == 1
     [request] = receiver.requests
     assert request.path == "/hooks"
     payload = Webhook(endpoint.secret).verify(request.body, request.headers)
@@ -49,24 +47,24 @@ def test_delivery_is_signed_and_verifies_with_the_library(db, make, runtime, rec
     [row] = deliveries(db, endpoint)
     assert (row.status, row.attempts, row.last_response_code, row.last_error) == ("delivered", 1, 200, None)
     assert row.delivered_at is not None and row.locked_until is None and row.claim_token is None
-    assert delivery.deliver_due(runtime.session_factory, LOOPBACK) == 0
+    assert webhook_delivery.deliver_due(runtime.session_factory, LOOPBACK) == 0
     assert len(receiver.requests) == 1
 
 
 def test_a_500_is_retried_later_with_the_same_webhook_id(db, make, runtime, receiver):
     consultant = make.consultant()
-    endpoint = webhook_factories.endpoint(db, consultant, receiver.url)
-    webhooks.emit(db, consultant_id=consultant.user.id, type="theme.updated", data={})
+    endpoint = make.endpoint(consultant, receiver.url)
+    outbox.emit(db, consultant_id=consultant.user.id, type="theme.updated", data={})
     receiver.script = [500]
     start = utcnow()
 
-    assert delivery.deliver_due(runtime.session_factory, LOOPBACK, now=start) == 1
+    assert webhook_delivery.deliver_due(runtime.session_factory, LOOPBACK, now=start) == 1
     [row] = deliveries(db, endpoint)
     assert (row.status, row.attempts, row.last_response_code, row.last_error) == ("pending", 1, 500, "HTTP 500")
     assert dt.timedelta(seconds=4) <= row.next_attempt_at - start <= dt.timedelta(seconds=6)
-    assert delivery.deliver_due(runtime.session_factory, LOOPBACK, now=start + dt.timedelta(seconds=2)) == 0
+    assert webhook_delivery.deliver_due(runtime.session_factory, LOOPBACK, now=start + dt.timedelta(seconds=2)) == 0
 
-    assert delivery.deliver_due(runtime.session_factory, LOOPBACK, now=row.next_attempt_at) == 1
+    assert webhook_delivery.deliver_due(runtime.session_factory, LOOPBACK, now=row.next_attempt_at) == 1
     [row] = deliveries(db, endpoint)
     assert (row.status, row.attempts, row.last_response_code) == ("delivered", 2, 200)
     first, second = receiver.requests
@@ -78,74 +76,74 @@ def test_a_500_is_retried_later_with_the_same_webhook_id(db, make, runtime, rece
 
 def test_backoff_doubles_with_jitter_up_to_an_hour():
     for attempts, base in [(1, 5), (2, 10), (3, 20), (8, 640), (10, 2560), (11, 3600), (40, 3600)]:
-        delays = [delivery.retry_delay(attempts).total_seconds() for _ in range(50)]
+        delays = [webhook_delivery.retry_delay(attempts).total_seconds() for _ in range(50)]
         assert all(0.8 * base <= delay <= 1.2 * base for delay in delays), attempts
         assert len(set(delays)) > 1
 
 
 def test_gives_up_24_hours_after_the_event(db, make, runtime, receiver):
     consultant = make.consultant()
-    endpoint = webhook_factories.endpoint(db, consultant, receiver.url)
-    event = webhooks.emit(db, consultant_id=consultant.user.id, type="client.invited", data={})
+    endpoint = make.endpoint(consultant, receiver.url)
+    event = outbox.emit(db, consultant_id=consultant.user.id, type="client.invited", data={})
     receiver.status = 503
     now = event.created_at
     while True:
-        assert delivery.deliver_due(runtime.session_factory, LOOPBACK, now=now) == 1
+        assert webhook_delivery.deliver_due(runtime.session_factory, LOOPBACK, now=now) == 1
         [row] = deliveries(db, endpoint)
         if row.status != "pending":
             break
         now = row.next_attempt_at
     assert row.status == "failed" and row.next_attempt_at is None and row.last_response_code == 503
-    assert row.last_attempt_at <= event.created_at + delivery.GIVE_UP_AFTER
+    assert row.last_attempt_at <= event.created_at + webhook_delivery.GIVE_UP_AFTER
     # 10 doubling waits reach the 1 h cap after about 1.4 h; hourly tries fill the rest of the day.
     assert 25 <= row.attempts <= 40 and len(receiver.requests) == row.attempts
     assert len(set(receiver.ids())) == 1
-    assert delivery.deliver_due(runtime.session_factory, LOOPBACK, now=now + dt.timedelta(days=1)) == 0
+    assert webhook_delivery.deliver_due(runtime.session_factory, LOOPBACK, now=now + dt.timedelta(days=1)) == 0
 
 
 def test_an_endpoint_failing_for_five_days_is_disabled(db, make, runtime, receiver):
     consultant = make.consultant()
-    endpoint = webhook_factories.endpoint(db, consultant, receiver.url)
+    endpoint = make.endpoint(consultant, receiver.url)
     receiver.status = 500
-    webhooks.emit(db, consultant_id=consultant.user.id, type="client.invited", data={"n": 1})
+    outbox.emit(db, consultant_id=consultant.user.id, type="client.invited", data={"n": 1})
     start = utcnow()
-    delivery.deliver_due(runtime.session_factory, LOOPBACK, now=start)
+    webhook_delivery.deliver_due(runtime.session_factory, LOOPBACK, now=start)
     db.refresh(endpoint)
     assert endpoint.enabled and endpoint.failing_since == start
 
-    webhooks.emit(db, consultant_id=consultant.user.id, type="client.invited", data={"n": 2})
-    webhooks.emit(db, consultant_id=consultant.user.id, type="client.invited", data={"n": 3})
-    later = start + delivery.DISABLE_AFTER
-    assert delivery.deliver_due(runtime.session_factory, LOOPBACK, now=later, limit=1) == 1
+    outbox.emit(db, consultant_id=consultant.user.id, type="client.invited", data={"n": 2})
+    outbox.emit(db, consultant_id=consultant.user.id, type="client.invited", data={"n": 3})
+    later = start + webhook_delivery.DISABLE_AFTER
+    assert webhook_delivery.deliver_due(runtime.session_factory, LOOPBACK, now=later, limit=1) == 1
     db.refresh(endpoint)
     assert not endpoint.enabled and endpoint.disabled_at == later
     statuses = sorted(row.status for row in deliveries(db, endpoint))
     assert statuses == ["failed", "failed", "failed"]
-    assert delivery.deliver_due(runtime.session_factory, LOOPBACK, now=later) == 0
-    assert webhooks.emit(db, consultant_id=consultant.user.id, type="client.invited", data={}) is None
+    assert webhook_delivery.deliver_due(runtime.session_factory, LOOPBACK, now=later) == 0
+    assert outbox.emit(db, consultant_id=consultant.user.id, type="client.invited", data={}) is None
 
 
 def test_a_success_clears_the_failure_record(db, make, runtime, receiver):
     consultant = make.consultant()
-    endpoint = webhook_factories.endpoint(db, consultant, receiver.url)
+    endpoint = make.endpoint(consultant, receiver.url)
     receiver.script = [500]
-    webhooks.emit(db, consultant_id=consultant.user.id, type="client.invited", data={})
+    outbox.emit(db, consultant_id=consultant.user.id, type="client.invited", data={})
     start = utcnow()
-    delivery.deliver_due(runtime.session_factory, LOOPBACK, now=start)
+    webhook_delivery.deliver_due(runtime.session_factory, LOOPBACK, now=start)
     db.refresh(endpoint)
     assert endpoint.failing_since == start
-    delivery.deliver_due(runtime.session_factory, LOOPBACK, now=start + dt.timedelta(minutes=1))
+    webhook_delivery.deliver_due(runtime.session_factory, LOOPBACK, now=start + dt.timedelta(minutes=1))
     db.refresh(endpoint)
     assert endpoint.failing_since is None and endpoint.enabled
 
 
 def test_redirects_are_not_followed(db, make, runtime, receiver):
     consultant = make.consultant()
-    endpoint = webhook_factories.endpoint(db, consultant, receiver.url)
+    endpoint = make.endpoint(consultant, receiver.url)
     receiver.script = [302]
     receiver.headers = {"location": receiver.url + "/elsewhere"}
-    webhooks.emit(db, consultant_id=consultant.user.id, type="client.invited", data={})
-    delivery.deliver_due(runtime.session_factory, LOOPBACK)
+    outbox.emit(db, consultant_id=consultant.user.id, type="client.invited", data={})
+    webhook_delivery.deliver_due(runtime.session_factory, LOOPBACK)
     [row] = deliveries(db, endpoint)
     assert row.status == "pending" and row.last_response_code == 302
     assert row.last_error == "HTTP 302 (redirects are not followed)"
@@ -153,12 +151,12 @@ def test_redirects_are_not_followed(db, make, runtime, receiver):
 
 
 def test_a_slow_receiver_times_out(db, make, runtime, receiver, monkeypatch):
-    monkeypatch.setattr(delivery, "TIMEOUT_SECONDS", 0.3)
+    monkeypatch.setattr(webhook_delivery, "TIMEOUT_SECONDS", 0.3)
     consultant = make.consultant()
-    endpoint = webhook_factories.endpoint(db, consultant, receiver.url)
+    endpoint = make.endpoint(consultant, receiver.url)
     receiver.delay = 1.5
-    webhooks.emit(db, consultant_id=consultant.user.id, type="client.invited", data={})
-    delivery.deliver_due(runtime.session_factory, LOOPBACK)
+    outbox.emit(db, consultant_id=consultant.user.id, type="client.invited", data={})
+    webhook_delivery.deliver_due(runtime.session_factory, LOOPBACK)
     [row] = deliveries(db, endpoint)
     assert row.status == "pending" and row.last_response_code is None
     assert row.last_error == "No answer within 0.3 s"
@@ -166,9 +164,9 @@ def test_a_slow_receiver_times_out(db, make, runtime, receiver, monkeypatch):
 
 def test_an_unreachable_endpoint_is_a_failed_attempt(db, make, runtime):
     consultant = make.consultant()
-    endpoint = webhook_factories.endpoint(db, consultant, f"http://127.0.0.1:{free_port()}/hooks")
-    webhooks.emit(db, consultant_id=consultant.user.id, type="client.invited", data={})
-    delivery.deliver_due(runtime.session_factory, LOOPBACK)
+    endpoint = make.endpoint(consultant, f"http://127.0.0.1:{free_port()}/hooks")
+    outbox.emit(db, consultant_id=consultant.user.id, type="client.invited", data={})
+    webhook_delivery.deliver_due(runtime.session_factory, LOOPBACK)
     [row] = deliveries(db, endpoint)
     assert (row.status, row.attempts, row.last_response_code, row.last_error) == ("pending", 1, None, "Could not connect")
 
@@ -178,9 +176,9 @@ def test_delivery_checks_the_address_it_connects_to(db, make, runtime, receiver,
     # The endpoint was accepted when its host was public; now it resolves to loopback
     # (DNS rebinding). The connection itself is refused before anything is sent.
     consultant = make.consultant()
-    endpoint = webhook_factories.endpoint(db, consultant, receiver.url.replace("127.0.0.1", host))
-    webhooks.emit(db, consultant_id=consultant.user.id, type="client.invited", data={})
-    assert delivery.deliver_due(runtime.session_factory, DestinationPolicy(allow_private=False)) == 1
+    endpoint = make.endpoint(consultant, receiver.url.replace("127.0.0.1", host))
+    outbox.emit(db, consultant_id=consultant.user.id, type="client.invited", data={})
+    assert webhook_delivery.deliver_due(runtime.session_factory, DestinationPolicy(allow_private=False)) == 1
     assert receiver.requests == []
     [row] = deliveries(db, endpoint)
     assert row.status == "pending" and row.last_error == "The host now resolves to a non-public address"
@@ -188,29 +186,29 @@ def test_delivery_checks_the_address_it_connects_to(db, make, runtime, receiver,
 
 def test_production_delivers_only_over_https(db, make, runtime, receiver):
     consultant = make.consultant()
-    endpoint = webhook_factories.endpoint(db, consultant, receiver.url)
-    webhooks.emit(db, consultant_id=consultant.user.id, type="client.invited", data={})
-    delivery.deliver_due(runtime.session_factory, DestinationPolicy(allow_private=True, require_https=True))
+    endpoint = make.endpoint(consultant, receiver.url)
+    outbox.emit(db, consultant_id=consultant.user.id, type="client.invited", data={})
+    webhook_delivery.deliver_due(runtime.session_factory, DestinationPolicy(allow_private=True, require_https=True))
     assert receiver.requests == []
     assert deliveries(db, endpoint)[0].last_error == "The URL must use https"
 
 
 def test_a_lost_lease_is_retried_with_the_same_id_and_the_late_result_is_ignored(db, make, runtime, receiver):
     consultant = make.consultant()
-    endpoint = webhook_factories.endpoint(db, consultant, receiver.url)
-    event = webhooks.emit(db, consultant_id=consultant.user.id, type="client.invited", data={})
+    endpoint = make.endpoint(consultant, receiver.url)
+    event = outbox.emit(db, consultant_id=consultant.user.id, type="client.invited", data={})
     start = utcnow()
-    [crashed] = delivery.claim(runtime.session_factory, now=start)  # the worker dies here
-    assert delivery.deliver_due(runtime.session_factory, LOOPBACK, now=start + dt.timedelta(seconds=30)) == 0
+    [crashed] = webhook_delivery.claim(runtime.session_factory, now=start)  # the worker dies here
+    assert webhook_delivery.deliver_due(runtime.session_factory, LOOPBACK, now=start + dt.timedelta(seconds=30)) == 0
 
-    after_lease = start + delivery.LEASE + dt.timedelta(seconds=1)
-    assert delivery.deliver_due(runtime.session_factory, LOOPBACK, now=after_lease) == 1
+    after_lease = start + webhook_delivery.LEASE + dt.timedelta(seconds=1)
+    assert webhook_delivery.deliver_due(runtime.session_factory, LOOPBACK, now=after_lease) == 1
     assert receiver.ids() == [event.id]
     [row] = deliveries(db, endpoint)
     assert (row.status, row.attempts) == ("delivered", 2)
 
-    late = delivery.Outcome(False, status_code=500, error="HTTP 500")
-    assert delivery.record(runtime.session_factory, [(crashed, late)], now=after_lease) == 0
+    late = webhook_delivery.Outcome(False, status_code=500, error="HTTP 500")
+    assert webhook_delivery.record(runtime.session_factory, [(crashed, late)], now=after_lease) == 0
     [row] = deliveries(db, endpoint)
     assert (row.status, row.last_response_code) == ("delivered", 200)
     db.refresh(endpoint)
@@ -219,30 +217,29 @@ def test_a_lost_lease_is_retried_with_the_same_id_and_the_late_result_is_ignored
 
 def test_emit_writes_one_delivery_per_subscribed_enabled_endpoint(db, make, receiver):
     consultant, other = make.consultant(), make.consultant()
-    both = webhook_factories.endpoint(db, consultant, receiver.url + "/1", ("client.invited", "theme.updated"))
-    themes = webhook_factories.endpoint(db, consultant, receiver.url + "/2", ("theme.updated",))
-    webhook_factories.endpoint(db, other, receiver.url + "/3")
+    both = make.endpoint(consultant, receiver.url + "/1", ("client.invited", "theme.updated"))
+    themes = make.endpoint(consultant, receiver.url + "/2", ("theme.updated",))
+    make.endpoint(other, receiver.url + "/3")
 
-    assert webhooks.emit(db, consultant_id=consultant.user.id, type="client.accepted", data={}) is None
-    event = webhooks.emit(db, consultant_id=consultant.user.id, type="theme.updated", data={"organizationId": "o"})
+    assert outbox.emit(db, consultant_id=consultant.user.id, type="client.accepted", data={}) is None
+    event = outbox.emit(db, consultant_id=consultant.user.id, type="theme.updated", data={"organizationId": "o"})
     rows = db.scalars(select(WebhookDelivery).where(WebhookDelivery.event_id == event.id)).all()
     assert {row.endpoint_id for row in rows} == {both.id, themes.id}
     assert all(row.status == "pending" and row.attempts == 0 for row in rows)
     assert json.loads(event.body) == {"id": event.id, "type": "theme.updated", "createdAt": event.created_at.isoformat(), "data": {"organizationId": "o"}}
     with pytest.raises(ValueError, match="unknown webhook event type"):
-        webhooks.emit(db, consultant_id=consultant.user.id, type="client.deleted", data={})
+        outbox.emit(db, consultant_id=consultant.user.id, type="client.deleted", data={})
 
 
 def test_events_rolled_back_with_their_transaction_are_never_sent(db, make, runtime, receiver):
     consultant = make.consultant()
-    webhook_factories.endpoint(db, consultant, receiver.url)
-    with pytest.raises(RuntimeError):
-        with db.begin_nested():
-            webhooks.emit(db, consultant_id=consultant.user.id, type="client.invited", data={"kept": False})
-            raise RuntimeError("the change failed")
-    kept = webhooks.emit(db, consultant_id=consultant.user.id, type="client.invited", data={"kept": True})
+    make.endpoint(consultant, receiver.url)
+    with pytest.raises(RuntimeError), db.begin_nested():
+        outbox.emit(db, consultant_id=consultant.user.id, type="client.invited", data={"kept": False})
+        raise RuntimeError("the change failed")
+    kept = outbox.emit(db, consultant_id=consultant.user.id, type="client.invited", data={"kept": True})
     assert db.scalar(select(func.count()).select_from(WebhookEvent)) == 1
-    assert delivery.deliver_due(runtime.session_factory, LOOPBACK) == 1
+    assert webhook_delivery.deliver_due(runtime.session_factory, LOOPBACK) == 1
     assert receiver.ids() == [kept.id]
 
 
@@ -251,31 +248,34 @@ def test_milestones_happen_once_per_organization_and_threshold(db, make, runtime
     organization_id = admin.organization_id
     first, second, unrelated = make.consultant(), make.consultant(), make.consultant()
     for consultant in (first, second, unrelated):
-        webhook_factories.endpoint(db, consultant, receiver.url, ("portfolio.milestone",))
-    asked = []
+        make.endpoint(consultant, receiver.url, ("portfolio.milestone",))
+    make.client(first, admin)
+    make.client(second, admin)
+    relationship_queries = []
 
-    def clients_of(consultants):
-        def active_consultant_ids(db, *, organization_id):
-            asked.append(organization_id)
-            return [consultant.user.id for consultant in consultants]
+    @sqlalchemy.event.listens_for(runtime.engine, "before_cursor_execute")
+    def note(conn, cursor, statement, parameters, context, executemany):
+        if "client_relationships" in statement:
+            relationship_queries.append(statement)
 
-        return active_consultant_ids
+    def record(**totals):
+        return milestones.record_milestones(db, organization_id=organization_id, **totals)
 
-    def record(consultants, **totals):
-        return webhooks.record_milestones(
-            db, organization_id=organization_id, active_consultant_ids=clients_of(consultants), **totals
-        )
-
-    assert record([first, second], kindness_acts_total=99) == []
-    assert record([first, second], kindness_acts_total=512, volunteer_hours_total=100.5) == [
-        ("kindness_acts", 100), ("kindness_acts", 500), ("volunteer_hours", 100)
-    ]
-    assert record([first], kindness_acts_total=700, volunteer_hours_total=120) == []
-    assert asked == [organization_id]  # consultants are looked up only when a milestone is new
-    assert record([first], kindness_acts_total=1000) == [("kindness_acts", 1000)]
+    try:
+        assert record(kindness_acts_total=99) == []
+        assert record(kindness_acts_total=512, volunteer_hours_total=100.5) == [
+            ("kindness_acts", 100), ("kindness_acts", 500), ("volunteer_hours", 100)
+        ]
+        clients.end_relationship(db, consultant_id=second.user.id, organization_id=organization_id, ended_by="consultant")
+        relationship_queries.clear()
+        assert record(kindness_acts_total=700, volunteer_hours_total=120) == []
+        assert relationship_queries == []  # consultants are looked up only when a milestone is new
+        assert record(kindness_acts_total=1000) == [("kindness_acts", 1000)]
+    finally:
+        sqlalchemy.event.remove(runtime.engine, "before_cursor_execute", note)
     assert db.scalar(select(func.count()).select_from(PortfolioMilestone)) == 4
 
-    while delivery.deliver_due(runtime.session_factory, LOOPBACK):
+    while webhook_delivery.deliver_due(runtime.session_factory, LOOPBACK):
         pass
     bodies = [json.loads(request.body) for request in receiver.requests]
     assert len(bodies) == 7  # three milestones to two consultants, then one to one
@@ -292,7 +292,7 @@ def test_milestones_happen_once_per_organization_and_threshold(db, make, runtime
     assert deliveries(db, unrelated_endpoint) == []
 
 
-@pytest.mark.parametrize("event_type", webhooks.EVENT_TYPES)
+@pytest.mark.parametrize("event_type", outbox.EVENT_TYPES)
 def test_every_event_type_is_documented_with_a_valid_example(event_type):
     reference = SPEC["x-webhooks"][event_type]["post"]["requestBody"]["content"]["application/json"]["schema"]["$ref"]
     schema = SPEC["components"]["schemas"][reference.rsplit("/", 1)[1]]

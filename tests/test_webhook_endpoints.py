@@ -8,11 +8,9 @@ import datetime as dt
 import pytest
 from standardwebhooks import Webhook
 
-from kindling.delivery import deliver_due
-from kindling.destinations import DestinationPolicy
-from kindling.services import webhooks
-from tests.factories import webhooks as webhook_factories
-from tests.receiver import receiver  # noqa: F401 (fixture)
+from kindling.infrastructure.destinations import DestinationPolicy
+from kindling.services import outbox, webhook_endpoints
+from kindling.services.webhook_delivery import deliver_due
 
 PUBLIC_URL = "https://93.184.215.14/kindling-hooks"
 ENDPOINT_FIELDS = {
@@ -155,7 +153,7 @@ def test_production_requires_https(client, make, settings_with):
 
 def test_at_most_twenty_endpoints(client, make):
     consultant = make.consultant()
-    for n in range(webhooks.MAX_ENDPOINTS_PER_CONSULTANT):
+    for n in range(webhook_endpoints.MAX_ENDPOINTS_PER_CONSULTANT):
         assert create(client, consultant, url=f"{PUBLIC_URL}/{n}").status_code == 201
     response = create(client, consultant)
     assert response.status_code == 409 and response.json()["code"] == "endpoint_limit_reached"
@@ -200,7 +198,7 @@ def test_another_consultants_endpoint_is_not_found(client, make):
 
 def test_rotation_signs_with_both_secrets_for_a_day(client, db, make, runtime, receiver):
     consultant = make.consultant()
-    endpoint = webhook_factories.endpoint(db, consultant, receiver.url)
+    endpoint = make.endpoint(consultant, receiver.url)
     old_secret = endpoint.secret
     response = client.post(f"/api/webhooks/endpoints/{endpoint.id}/rotate-secret", headers=consultant.headers)
     assert response.status_code == 200
@@ -212,14 +210,14 @@ def test_rotation_signs_with_both_secrets_for_a_day(client, db, make, runtime, r
     assert "secret" not in client.get(f"/api/webhooks/endpoints/{endpoint.id}", headers=consultant.headers).json()["data"]
 
     policy = DestinationPolicy(allow_private=True)
-    webhooks.emit(db, consultant_id=consultant.user.id, type="theme.updated", data={"n": 1})
+    outbox.emit(db, consultant_id=consultant.user.id, type="theme.updated", data={"n": 1})
     assert deliver_due(runtime.session_factory, policy) == 1
     during = receiver.requests[-1]
     assert len(during.headers["webhook-signature"].split(" ")) == 2
     for secret in (old_secret, new_secret):
         Webhook(secret).verify(during.body, during.headers)
 
-    webhooks.emit(db, consultant_id=consultant.user.id, type="theme.updated", data={"n": 2})
+    outbox.emit(db, consultant_id=consultant.user.id, type="theme.updated", data={"n": 2})
     assert deliver_due(runtime.session_factory, policy, now=grace_ends + dt.timedelta(seconds=1)) == 1
     after = receiver.requests[-1]
     assert len(after.headers["webhook-signature"].split(" ")) == 1
@@ -230,9 +228,9 @@ def test_rotation_signs_with_both_secrets_for_a_day(client, db, make, runtime, r
 
 def test_deliveries_page_and_filter(client, db, make, runtime, receiver):
     consultant = make.consultant()
-    endpoint = webhook_factories.endpoint(db, consultant, receiver.url)
+    endpoint = make.endpoint(consultant, receiver.url)
     for n in range(5):
-        webhooks.emit(db, consultant_id=consultant.user.id, type="client.invited", data={"n": n})
+        outbox.emit(db, consultant_id=consultant.user.id, type="client.invited", data={"n": n})
     receiver.script = [200, 200, 500]
     deliver_due(runtime.session_factory, DestinationPolicy(allow_private=True), limit=3)
     path = f"/api/webhooks/endpoints/{endpoint.id}/deliveries"
@@ -264,8 +262,8 @@ def test_deliveries_page_and_filter(client, db, make, runtime, receiver):
 
 def test_disabling_fails_what_waits_and_enabling_resumes(client, db, make, runtime, receiver):
     consultant = make.consultant()
-    endpoint = webhook_factories.endpoint(db, consultant, receiver.url)
-    webhooks.emit(db, consultant_id=consultant.user.id, type="client.accepted", data={})
+    endpoint = make.endpoint(consultant, receiver.url)
+    outbox.emit(db, consultant_id=consultant.user.id, type="client.accepted", data={})
     path = f"/api/webhooks/endpoints/{endpoint.id}"
 
     disabled = client.patch(path, json={"enabled": False}, headers=consultant.headers).json()["data"]
@@ -274,10 +272,10 @@ def test_disabling_fails_what_waits_and_enabling_resumes(client, db, make, runti
     assert deliver_due(runtime.session_factory, policy) == 0
     deliveries = client.get(path + "/deliveries", headers=consultant.headers).json()["data"]
     assert [(item["status"], item["lastError"]) for item in deliveries] == [("failed", "Endpoint disabled by its owner")]
-    assert webhooks.emit(db, consultant_id=consultant.user.id, type="client.accepted", data={}) is None
+    assert outbox.emit(db, consultant_id=consultant.user.id, type="client.accepted", data={}) is None
 
     enabled = client.patch(path, json={"enabled": True}, headers=consultant.headers).json()["data"]
     assert enabled["enabled"] is True and enabled["disabledAt"] is None
-    webhooks.emit(db, consultant_id=consultant.user.id, type="client.accepted", data={})
+    outbox.emit(db, consultant_id=consultant.user.id, type="client.accepted", data={})
     assert deliver_due(runtime.session_factory, policy) == 1
     assert len(receiver.requests) == 1

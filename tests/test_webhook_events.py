@@ -8,14 +8,12 @@ import json
 
 from sqlalchemy import select
 
-from kindling.persistence.webhooks import WebhookEvent
+from kindling.persistence.outbound_webhooks import WebhookEvent
 from kindling.persistence.volunteering import CheckIn
 from kindling.services import kindness, volunteering
 from kindling.themes import generate_theme
-from tests.factories import clients as client_factory
-from tests.factories import webhooks as webhook_factory
-from tests.factories.kindness import principal
-from tests.factories.volunteering import CENTRE, opportunity
+from tests.factories.principals import principal
+from tests.factories.volunteering import CENTRE
 
 URL = "http://127.0.0.1:9/hooks"
 
@@ -31,7 +29,7 @@ def events(db, consultant, type_: str) -> list[dict]:
 
 def test_invitation_sent_once_and_each_bulk_row(client, db, make):
     consultant, first, second = make.consultant(), make.admin(), make.admin()
-    webhook_factory.endpoint(db, consultant, URL)
+    make.endpoint(consultant, URL)
     for _ in range(2):  # sending again returns the open invitation: no second event
         sent = client.post("/api/invitations/send", json={"organizationId": first.organization_id}, headers=consultant.headers)
         assert sent.status_code == 200
@@ -48,14 +46,14 @@ def test_invitation_sent_once_and_each_bulk_row(client, db, make):
 
 def test_accepted_cancelled_and_ended(client, db, make):
     consultant, admin, other = make.consultant(), make.admin(), make.admin()
-    webhook_factory.endpoint(db, consultant, URL)
-    invitation = client_factory.invitation(db, consultant, admin)
+    make.endpoint(consultant, URL)
+    invitation = make.invitation(consultant, admin)
     accepted = client.post("/api/invitations/accept", json={"invitationId": invitation.id}, headers=admin.headers)
     assert accepted.status_code == 200
     (event,) = events(db, consultant, "client.accepted")
     assert event["relationshipId"] == accepted.json()["data"]["id"] and event["organizationId"] == admin.organization_id
 
-    withdrawn = client_factory.invitation(db, consultant, other)
+    withdrawn = make.invitation(consultant, other)
     client.post("/api/invitations/cancel", json={"invitationId": withdrawn.id}, headers=consultant.headers)
     client.delete(f"/api/consultants/{consultant.user.id}", headers=admin.headers)
     cancelled = events(db, consultant, "client.cancelled")
@@ -67,15 +65,15 @@ def test_accepted_cancelled_and_ended(client, db, make):
 
 def test_nothing_is_written_without_a_subscription(client, db, make):
     consultant, admin = make.consultant(), make.admin()
-    webhook_factory.endpoint(db, consultant, URL, events=("theme.updated",))
+    make.endpoint(consultant, URL, events=("theme.updated",))
     client.post("/api/invitations/send", json={"organizationId": admin.organization_id}, headers=consultant.headers)
     assert events(db, consultant, "client.invited") == []
 
 
 def test_a_client_crossing_100_acts_is_a_milestone_once(db, make, runtime):
     consultant, admin = make.consultant(), make.admin()
-    client_factory.client(db, consultant, admin)
-    webhook_factory.endpoint(db, consultant, URL)
+    make.client(consultant, admin)
+    make.endpoint(consultant, URL)
     caller = principal(admin)
     for n in range(101):
         kindness.create_act(
@@ -88,13 +86,13 @@ def test_a_client_crossing_100_acts_is_a_milestone_once(db, make, runtime):
 
 def test_verified_volunteer_hours_crossing_100_is_a_milestone(db, make):
     consultant, admin = make.consultant(), make.admin()
-    client_factory.client(db, consultant, admin)
-    webhook_factory.endpoint(db, consultant, URL)
+    make.client(consultant, admin)
+    make.endpoint(consultant, URL)
     start = dt.datetime.now(dt.UTC) - dt.timedelta(minutes=10)
     # Ten-hour opportunities: the tenth verified check-in reaches 100 hours.
     for n in range(10):
         member = make.member(admin)
-        place = opportunity(db, admin, starts_at=start, ends_at=start + dt.timedelta(hours=10))
+        place = make.opportunity(admin, starts_at=start, ends_at=start + dt.timedelta(hours=10))
         volunteering.check_in(db, caller=principal(member), opportunity_id=place.id, latitude=CENTRE[0], longitude=CENTRE[1])
         assert len(events(db, consultant, "portfolio.milestone")) == (1 if n == 9 else 0)
     assert db.scalar(select(CheckIn).limit(1)).verified
@@ -105,9 +103,9 @@ def test_verified_volunteer_hours_crossing_100_is_a_milestone(db, make):
 def test_a_saved_theme_is_announced_to_every_consultant_of_the_organization(client, db, make):
     saver, other, outsider, admin = make.consultant(), make.consultant(), make.consultant(), make.admin()
     for consultant in (saver, other):
-        client_factory.client(db, consultant, admin)
+        make.client(consultant, admin)
     for consultant in (saver, other, outsider):
-        webhook_factory.endpoint(db, consultant, URL)
+        make.endpoint(consultant, URL)
     theme = generate_theme("#3366cc")
     response = client.post("/api/theme/save", json={"organizationId": admin.organization_id, "theme": theme}, headers=saver.headers)
     assert response.status_code == 200

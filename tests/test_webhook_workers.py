@@ -13,13 +13,12 @@ import pytest
 import requests
 from sqlalchemy import func, select
 
-from kindling.delivery import deliver_due
-from kindling.destinations import DestinationPolicy
+from kindling.infrastructure.destinations import DestinationPolicy
 from kindling.persistence.database import make_engine, make_session_factory, upgrade
-from kindling.persistence.webhooks import WebhookDelivery, WebhookEvent
-from kindling.services import accounts, webhooks
+from kindling.persistence.outbound_webhooks import WebhookDelivery, WebhookEvent
+from kindling.services import accounts, clients, milestones, outbox, webhook_endpoints
+from kindling.services.webhook_delivery import deliver_due
 from tests.factories import PASSWORD
-from tests.receiver import receiver  # noqa: F401 (fixture)
 
 pytestmark = pytest.mark.live
 LOOPBACK = DestinationPolicy(allow_private=True)
@@ -37,8 +36,8 @@ def database(fresh_database_url):
 def consultant_with_endpoint(session_factory, url: str) -> str:
     with session_factory() as db, db.begin():
         user = accounts.sign_up(db, email="c@example.test", password=PASSWORD, name="C", account_type="consultant")
-        webhooks.create_endpoint(
-            db, consultant_id=user.id, url=url, events=list(webhooks.EVENT_TYPES), description=None, policy=LOOPBACK
+        webhook_endpoints.create_endpoint(
+            db, consultant_id=user.id, url=url, events=list(outbox.EVENT_TYPES), description=None, policy=LOOPBACK
         )
         return user.id
 
@@ -48,7 +47,7 @@ def test_two_workers_never_send_the_same_attempt(database, receiver):
     consultant_id = consultant_with_endpoint(session_factory, receiver.url)
     with session_factory() as db, db.begin():
         for n in range(40):
-            webhooks.emit(db, consultant_id=consultant_id, type="client.invited", data={"n": n})
+            outbox.emit(db, consultant_id=consultant_id, type="client.invited", data={"n": n})
     receiver.delay = 0.02  # keeps both workers busy at the same time
     engines = [make_engine(url) for _ in range(2)]
     start = threading.Barrier(2)
@@ -84,10 +83,10 @@ def test_events_of_a_rolled_back_transaction_never_appear(database, receiver):
     consultant_id = consultant_with_endpoint(session_factory, receiver.url)
     with session_factory() as db:
         db.begin()
-        webhooks.emit(db, consultant_id=consultant_id, type="client.cancelled", data={"kept": False})
+        outbox.emit(db, consultant_id=consultant_id, type="client.cancelled", data={"kept": False})
         db.rollback()
     with session_factory() as db, db.begin():
-        kept = webhooks.emit(db, consultant_id=consultant_id, type="client.cancelled", data={"kept": True})
+        kept = outbox.emit(db, consultant_id=consultant_id, type="client.cancelled", data={"kept": True})
 
     while deliver_due(session_factory, LOOPBACK):
         pass
@@ -100,7 +99,7 @@ def test_kindling_worker_once_delivers_what_is_due(database, receiver):
     url, session_factory = database
     consultant_id = consultant_with_endpoint(session_factory, receiver.url)
     with session_factory() as db, db.begin():
-        event = webhooks.emit(db, consultant_id=consultant_id, type="theme.updated", data={})
+        event = outbox.emit(db, consultant_id=consultant_id, type="theme.updated", data={})
     result = subprocess.run(
         [sys.executable, "-m", "kindling.cli", "worker", "--once"],
         env={**os.environ, "DATABASE_URL": url, "WEBHOOK_ALLOW_PRIVATE_URLS": "true", "LOG_LEVEL": "WARNING"},
@@ -129,7 +128,7 @@ def test_embedded_serve_delivers_from_its_own_thread(tmp_path, live_server, rece
     assert created.status_code == 201, created.text
     engine = make_engine(url)
     with make_session_factory(engine)() as db, db.begin():
-        event = webhooks.emit(db, consultant_id=signed_up["user"]["id"], type="client.accepted", data={})
+        event = outbox.emit(db, consultant_id=signed_up["user"]["id"], type="client.accepted", data={})
     engine.dispose()
     receiver.wait_for(1)
     assert receiver.ids() == [event.id]
@@ -142,16 +141,15 @@ def test_racing_transactions_emit_a_milestone_once(database, settings, receiver)
     consultant_id = consultant_with_endpoint(session_factory, receiver.url)
     with session_factory() as db, db.begin():
         organization_id = accounts.create_organization(db, name="Racing Org").id
+        invitation = clients.send_invitation(db, consultant_id=consultant_id, organization_id=organization_id)
+        clients.accept_invitation(db, organization_id=organization_id, invitation_id=invitation.id)
     first_inserted = threading.Event()
     reached = {}
 
-    def clients(db, *, organization_id):
-        return [consultant_id]
-
     def first():
         with session_factory() as db, db.begin():
-            reached["first"] = webhooks.record_milestones(
-                db, organization_id=organization_id, active_consultant_ids=clients, kindness_acts_total=100
+            reached["first"] = milestones.record_milestones(
+                db, organization_id=organization_id, kindness_acts_total=100
             )
             first_inserted.set()
             # Commits while the second transaction waits on the same milestone row.
@@ -160,8 +158,8 @@ def test_racing_transactions_emit_a_milestone_once(database, settings, receiver)
     def second():
         first_inserted.wait()
         with session_factory() as db, db.begin():
-            reached["second"] = webhooks.record_milestones(
-                db, organization_id=organization_id, active_consultant_ids=clients, kindness_acts_total=101
+            reached["second"] = milestones.record_milestones(
+                db, organization_id=organization_id, kindness_acts_total=101
             )
 
     threads = [threading.Thread(target=first), threading.Thread(target=second)]
@@ -171,4 +169,4 @@ def test_racing_transactions_emit_a_milestone_once(database, settings, receiver)
         thread.join(timeout=30)
     assert reached == {"first": [("kindness_acts", 100)], "second": []}
     with session_factory() as db:
-        assert db.scalar(select(func.count()).select_from(WebhookEvent)) == 1
+        assert db.scalar(select(func.count()).where(WebhookEvent.type == "portfolio.milestone")) == 1

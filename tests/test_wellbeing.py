@@ -1,4 +1,4 @@
-"""Wellbeing responses, sentiment and privacy-preserving aggregates (DESIGN §7)."""
+"""Wellbeing responses, sentiment and aggregates that move in steps of five people (docs/decisions.md §7)."""
 
 from __future__ import annotations
 
@@ -8,8 +8,7 @@ import json
 import pytest
 
 from kindling.persistence.base import utcnow
-from kindling.services import wellbeing
-from tests.factories import wellbeing as factory
+from kindling.services import periods, wellbeing
 
 RESPONSE_FIELDS = {"id", "mood", "stress", "energy", "comment", "anonymous", "sentiment", "createdAt"}
 SUPPRESSED = {"data": None, "suppressed": True, "minimumGroupSize": 5}
@@ -82,8 +81,8 @@ def test_response_rules(client, make):
 def test_nobody_reads_another_persons_responses(client, make, db):
     admin = make.admin()
     alice, bob = make.member(admin), make.member(admin)
-    secret = factory.response(db, alice, comment="I am thinking of leaving", anonymous=True)
-    named = factory.response(db, alice, comment="Fine")
+    secret = make.response(alice, comment="I am thinking of leaving", anonymous=True)
+    named = make.response(alice, comment="Fine")
     for reader in (bob, admin, make.admin()):
         for record in (secret, named):
             assert client.get(f"/api/wellbeing/{record.id}", headers=reader.headers).status_code == 404
@@ -110,7 +109,7 @@ def test_group_of_four_is_suppressed(client, make, db):
     for person in people:
         # Many responses from few people still do not make a group.
         for _ in range(3):
-            factory.response(db, person, mood=1, comment="Terrible, I hate it here")
+            make.response(person, mood=1, comment="Terrible, I hate it here")
     assert aggregates(client, admin) == SUPPRESSED
     for period in ("week", "month", "quarter", "year"):
         assert aggregates(client, admin, period=period) == SUPPRESSED
@@ -120,15 +119,16 @@ def test_group_of_five_gets_aggregates_without_comments_or_identities(client, ma
     admin = make.admin()
     people = [make.member(admin) for _ in range(5)]
     comments = ["Great week, wonderful team", "Awful, exhausted and sad", "The meeting is on Tuesday.", "Happy and proud", None]
-    for person, (mood, comment) in zip(people, enumerate(comments, start=1)):
-        factory.response(db, person, mood=mood, stress=3, energy=2, comment=comment, anonymous=mood == 2)
-    factory.response(db, people[0], mood=5, stress=1)
+    for person, (mood, comment) in zip(people, enumerate(comments, start=1), strict=True):
+        make.response(person, mood=mood, stress=3, energy=2, comment=comment, anonymous=mood == 2)
+    # A second answer by one of them is not shown: one person answered since the publication.
+    make.response(people[0], mood=5, stress=1)
     body = aggregates(client, admin)
     assert body["suppressed"] is False and body["minimumGroupSize"] == 5
     data = body["data"]
     assert data["period"] == "month"
-    assert data["respondents"] == 5 and data["responses"] == 6
-    assert data["averages"] == {"mood": round((1 + 2 + 3 + 4 + 5 + 5) / 6, 2), "stress": round(16 / 6, 2), "energy": 2.0}
+    assert data["respondents"] == 5 and data["responses"] == 5
+    assert data["averages"] == {"mood": 3.0, "stress": 3.0, "energy": 2.0}
     assert data["sentiment"] == {"positive": 2, "neutral": 1, "negative": 1}
     text = json.dumps(body)
     for person in people:
@@ -138,42 +138,43 @@ def test_group_of_five_gets_aggregates_without_comments_or_identities(client, ma
 
 
 def monday_of(moment: dt.datetime) -> str:
-    day = moment.date()
-    return (day - dt.timedelta(days=day.weekday())).isoformat()
+    return periods.week_of(moment).isoformat()
 
 
-def test_window_and_weeks(client, make, db):
+def test_periods_are_calendar_weeks(client, make, db):
     admin = make.admin()
     now = utcnow()
     people = [make.member(admin) for _ in range(5)]
     for person in people:
-        factory.response(db, person, created_at=now - dt.timedelta(days=1))
+        make.response(person, created_at=now)
     # Two people answered two months ago: outside the month, inside the quarter, too few for their week.
     for person in people[:2]:
-        factory.response(db, person, mood=1, created_at=now - dt.timedelta(days=60))
-    month = aggregates(client, admin, period="month")["data"]
-    assert month["responses"] == 5
-    quarter = aggregates(client, admin, period="quarter")["data"]
-    assert quarter["responses"] == 7 and quarter["respondents"] == 5
-    weeks = quarter["byWeek"]
-    starts = [dt.date.fromisoformat(w["weekStart"]) for w in weeks]
-    assert all(start.weekday() == 0 for start in starts)
-    assert starts == sorted(starts) and len(starts) in (13, 14)
-    by_start = {w["weekStart"]: w for w in weeks}
-    recent = by_start[monday_of(now - dt.timedelta(days=1))]
-    assert recent["suppressed"] is False and recent["respondents"] == 5
-    old = by_start[monday_of(now - dt.timedelta(days=60))]
+        make.response(person, mood=1, created_at=now - dt.timedelta(days=60))
+    current = periods.week_of(now)
+    for period, weeks in (("week", 1), ("month", 4), ("quarter", 13), ("year", 52)):
+        data = aggregates(client, admin, period=period)["data"]
+        starts = [dt.date.fromisoformat(w["weekStart"]) for w in data["byWeek"]]
+        assert starts == [current - dt.timedelta(weeks=n) for n in reversed(range(weeks))]
+        assert data["from"] == f"{starts[0].isoformat()}T00:00:00+00:00"
+        assert data["to"] == f"{(current + dt.timedelta(weeks=1)).isoformat()}T00:00:00+00:00"
+        assert (data["respondents"], data["responses"]) == (5, 5)
+        by_start = {w["weekStart"]: w for w in data["byWeek"]}
+        assert by_start[current.isoformat()]["suppressed"] is False
+        assert by_start[current.isoformat()]["respondents"] == 5
+        # Every other week is suppressed: the one with two answers and those without any.
+        assert sum(1 for w in data["byWeek"] if w["suppressed"]) == weeks - 1
+    old = {w["weekStart"]: w for w in aggregates(client, admin, period="quarter")["data"]["byWeek"]}[
+        monday_of(now - dt.timedelta(days=60))
+    ]
     assert old == {"weekStart": old["weekStart"], "suppressed": True, "respondents": None, "responses": None, "averages": None}
-    # A week in which nobody answered is suppressed as well.
-    assert sum(1 for w in weeks if w["suppressed"]) == len(weeks) - 1
 
 
 def test_other_organizations_do_not_count(client, make, db):
     admin, other_admin = make.admin(), make.admin()
     for person in [make.member(other_admin) for _ in range(5)]:
-        factory.response(db, person)
+        make.response(person)
     for person in [make.member(admin) for _ in range(4)]:
-        factory.response(db, person)
+        make.response(person)
     assert aggregates(client, admin) == SUPPRESSED
     assert aggregates(client, other_admin)["data"]["respondents"] == 5
 
@@ -181,7 +182,7 @@ def test_other_organizations_do_not_count(client, make, db):
 def test_own_list_pages(client, make, db):
     member = make.member(make.admin())
     now = utcnow()
-    created = [factory.response(db, member, created_at=now - dt.timedelta(hours=i)) for i in range(5)]
+    created = [make.response(member, created_at=now - dt.timedelta(hours=i)) for i in range(5)]
     seen, cursor = [], None
     while True:
         params = {"limit": 2} | ({"cursor": cursor} if cursor else {})

@@ -30,15 +30,15 @@ class Metric:
 
 METRICS: Mapping[str, Metric] = MappingProxyType({
     "kindness_acts": Metric(
-        "acts", "Kindness acts recorded; evidence: acts with verificationLevel >= 3 of all acts."),
+        "acts", "Kindness acts recorded; evidence: acts with verifiedLevel >= 3 of all acts."),
     "kindness_acts_peer_recognition": Metric(
-        "acts", "Acts in category peer_recognition; evidence: those with verificationLevel >= 3 of the category."),
+        "acts", "Acts in category peer_recognition; evidence: those with verifiedLevel >= 3 of the category."),
     "kindness_acts_community": Metric(
-        "acts", "Acts in category community; evidence: those with verificationLevel >= 3 of the category."),
+        "acts", "Acts in category community; evidence: those with verifiedLevel >= 3 of the category."),
     "kindness_acts_wellbeing": Metric(
-        "acts", "Acts in category wellbeing; evidence: those with verificationLevel >= 3 of the category."),
+        "acts", "Acts in category wellbeing; evidence: those with verifiedLevel >= 3 of the category."),
     "verified_kindness_share": Metric(
-        "percent", "Share of acts with verificationLevel >= 3; evidence: those acts of all acts."),
+        "percent", "Share of acts with verifiedLevel >= 3; evidence: those acts of all acts."),
     "volunteer_hours": Metric(
         "hours", "Hours of verified check-ins only (each the opportunity's length); "
                  "evidence: verified check-ins of all check-ins."),
@@ -51,12 +51,12 @@ METRICS: Mapping[str, Metric] = MappingProxyType({
     "donation_amount": Metric(
         CURRENCY_UNIT, "Succeeded donations in major currency units; evidence: succeeded donations of all donations."),
     "wellbeing_participation": Metric(
-        "percent", "Share of active members who answered the wellbeing survey at least once; "
-                   "evidence: respondents of active members."),
+        "percent", "Share of active members who answered the wellbeing survey, from its published weeks "
+                   "(at most 100); evidence: published respondents of active members."),
     "wellbeing_mood_average": Metric(
-        "score 1-5", "Average mood of wellbeing responses; evidence: responses of responses."),
+        "score 1-5", "Average mood of the survey's published weeks; evidence: published responses of them."),
     "wellbeing_stress_average": Metric(
-        "score 1-5", "Average stress of wellbeing responses; evidence: responses of responses."),
+        "score 1-5", "Average stress of the survey's published weeks; evidence: published responses of them."),
 })
 
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import io
-from typing import TYPE_CHECKING
 from xml.sax.saxutils import escape
 
 from reportlab.graphics.charts.barcharts import HorizontalBarChart
@@ -16,10 +15,8 @@ from reportlab.lib.styles import ParagraphStyle, getSampleStyleSheet
 from reportlab.lib.units import mm
 from reportlab.platypus import KeepTogether, Paragraph, SimpleDocTemplate, Spacer, Table, TableStyle
 
-from kindling import money
-
-if TYPE_CHECKING:
-    from kindling.services.compliance import Line, Report
+from kindling.domain import money
+from kindling.services.compliance_report import Line, Report
 
 MARGIN = 18 * mm
 WIDTH = A4[0] - 2 * MARGIN
@@ -32,8 +29,8 @@ DECIMALS = {"percent": 1, "hours": 1, "score 1-5": 2}
 WITHHELD = "withheld"
 
 
-def report_pdf(report: Report) -> bytes:
-    """The report as an A4 PDF document."""
+def report_pdf(report: Report, *, evidence_head: dict, key_id: str) -> bytes:
+    """The report as an A4 PDF document; its footer names the evidence head and the signing key."""
     styles = getSampleStyleSheet()
     small = ParagraphStyle("small", parent=styles["Normal"], fontSize=8, leading=10)
     cell = ParagraphStyle("cell", parent=styles["Normal"], fontSize=8.5, leading=10.5)
@@ -50,8 +47,9 @@ def report_pdf(report: Report) -> bytes:
         Spacer(0, 2 * mm),
         Paragraph(
             "Evidence: how many of the period's records behind each indicator carry verifiable evidence "
-            "(kindness acts at verification level 3 or above, GPS-verified check-ins, succeeded donations). "
-            f"A wellbeing figure is {WITHHELD} when fewer than 5 people answered the survey in the period. "
+            "(kindness acts verified at level 3 or above, GPS-verified check-ins, succeeded donations). "
+            f"Wellbeing figures come from the survey's published calendar weeks (published at 5 people, "
+            f"updated only after 5 more); they are {WITHHELD} when no week of the period is published. "
             "Each indicator is evidence towards its disclosure; most disclosures also ask for narrative "
             "the organization provides itself.",
             small,
@@ -78,6 +76,12 @@ def report_pdf(report: Report) -> bytes:
         canvas.setFillColor(colors.grey)
         canvas.drawString(MARGIN, MARGIN / 2, f"Kindling: generated {report.generated_at:%Y-%m-%d %H:%M} UTC")
         canvas.drawRightString(A4[0] - MARGIN, MARGIN / 2, f"Page {doc.page}")
+        canvas.setFont("Helvetica", 6.5)
+        canvas.drawString(
+            MARGIN,
+            MARGIN / 2 - 9,
+            f"Evidence head {evidence_head['seq']}:{evidence_head['hash']}, signed with key {key_id}",
+        )
         canvas.restoreState()
 
     document.build(story, onFirstPage=footer, onLaterPages=footer)

@@ -4,11 +4,13 @@ from kindling.persistence import (  # noqa: F401
     accounts,
     clients,
     donations,
+    evidence,
     inbound_webhooks,
     kindness,
+    outbound_webhooks,
     themes,
+    verification,
     volunteering,
-    webhooks,
     wellbeing,
 )
 from kindling.persistence.base import Base

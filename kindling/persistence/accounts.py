@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 
-from sqlalchemy import Boolean, ForeignKey, String
+from sqlalchemy import Boolean, ForeignKey, Index, String
 from sqlalchemy.orm import Mapped, mapped_column
 
 from kindling.persistence.base import Base, new_id, utcnow
@@ -23,6 +23,8 @@ class Organization(Base):
 
 class User(Base):
     __tablename__ = "users"
+    # The organization's people are listed by name, a page at a time.
+    __table_args__ = (Index("ix_users_organization_id_name", "organization_id", "name", "id"),)
 
     id: Mapped[str] = mapped_column(String(36), primary_key=True, default=new_id)
     email: Mapped[str] = mapped_column(String(254), unique=True)
@@ -30,6 +32,7 @@ class User(Base):
     password_hash: Mapped[str] = mapped_column(String(255))
     account_type: Mapped[str] = mapped_column(String(16))
     organization_id: Mapped[str | None] = mapped_column(ForeignKey("organizations.id"), index=True)
+    # "admin", "manager" or "member" for members of an organization; None for consultants.
     role: Mapped[str | None] = mapped_column(String(16))
     firm_name: Mapped[str | None] = mapped_column(String(200))
     # Identifier of the same person at the identity provider, for its webhooks.

@@ -20,14 +20,16 @@ class KindnessAct(Base):
         # Acts received by one person: the ripple counts a new act of theirs raises.
         Index("ix_kindness_acts_organization_recipient", "organization_id", "recipient_id", "created_at"),
         # Compliance reports and the portfolio export count acts per organization and period by
-        # level and category: covering, so they read the index alone (migration 0007).
+        # verified level and category: covering, so they read the index alone.
         Index(
-            "ix_kindness_acts_organization_created_evidence",
+            "ix_kindness_acts_organization_created_verified",
             "organization_id",
             "created_at",
-            "verification_level",
+            "verified_level",
             "category",
         ),
+        # The acts waiting for a manager's or an admin's decision.
+        Index("ix_kindness_acts_organization_awaiting", "organization_id", "verification_awaiting", "created_at", "id"),
     )
 
     id: Mapped[str] = mapped_column(String(36), primary_key=True, default=new_id)
@@ -36,7 +38,13 @@ class KindnessAct(Base):
     recipient_id: Mapped[str] = mapped_column(String(200))
     description: Mapped[str] = mapped_column(String(2000))
     category: Mapped[str] = mapped_column(String(32))
+    # The level the sender (or later an admin) asked to have verified.
     verification_level: Mapped[int] = mapped_column(SmallInteger)
+    # The highest level whose evidence is on record, with the request's status and who acts next:
+    # kept by the verification service, so that pages and reports read them from the row.
+    verified_level: Mapped[int] = mapped_column(SmallInteger, default=1)
+    verification_status: Mapped[str] = mapped_column(String(16))
+    verification_awaiting: Mapped[str | None] = mapped_column(String(16))
     media: Mapped[list] = mapped_column(JSON, default=list)
     # min(10, acts the recipient sent in the 30 days after this act), kept exact on every create.
     ripple_count: Mapped[int] = mapped_column(SmallInteger, default=0)
@@ -52,6 +60,7 @@ class KindnessTally(Base):
     organization_id: Mapped[str] = mapped_column(ForeignKey("organizations.id"), primary_key=True)
     category: Mapped[str] = mapped_column(String(32), primary_key=True)
     acts: Mapped[int] = mapped_column(Integer, default=0)
+    # Sum of the acts' verified levels.
     verification_sum: Mapped[int] = mapped_column(Integer, default=0)
     ripple_sum: Mapped[int] = mapped_column(Integer, default=0)
 

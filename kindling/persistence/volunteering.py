@@ -24,6 +24,10 @@ class VolunteerOpportunity(Base):
     latitude: Mapped[float]
     longitude: Mapped[float]
     radius_meters: Mapped[int]
+    # Whether a check-in is verified only with the code shown at the venue (docs/decisions.md §7).
+    require_code: Mapped[bool] = mapped_column(default=False)
+    # The opportunity's RFC 6238 secret (base32); never leaves the server.
+    code_secret: Mapped[str] = mapped_column(String(32))
     created_at: Mapped[dt.datetime] = mapped_column(default=utcnow)
 
     @property
@@ -38,6 +42,8 @@ class CheckIn(Base):
         UniqueConstraint("opportunity_id", "user_id"),
         # Compliance and portfolio reports count check-ins and hours per organization and period.
         Index("ix_volunteer_check_ins_organization_id_checked_in_at", "organization_id", "checked_in_at"),
+        # The organiser's list of an opportunity's check-ins, newest first.
+        Index("ix_volunteer_check_ins_opportunity_id_checked_in_at", "opportunity_id", "checked_in_at", "id"),
     )
 
     id: Mapped[str] = mapped_column(String(36), primary_key=True, default=new_id)
@@ -49,5 +55,11 @@ class CheckIn(Base):
     longitude: Mapped[float]
     accuracy_meters: Mapped[float | None]
     distance_meters: Mapped[float]
+    # The evidence: inside the geofence; the venue's code (None when none was given); an organiser's approval.
+    location_verified: Mapped[bool]
+    code_verified: Mapped[bool | None]
+    approved_by: Mapped[str | None] = mapped_column(ForeignKey("users.id"))
+    approved_at: Mapped[dt.datetime | None]
+    approval_note: Mapped[str | None] = mapped_column(String(500))
     verified: Mapped[bool]
     hours: Mapped[float]

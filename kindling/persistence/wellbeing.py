@@ -1,4 +1,4 @@
-"""Wellbeing survey responses."""
+"""Wellbeing survey responses and the published figures of each organization's calendar weeks."""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ class WellbeingResponse(Base):
     __table_args__ = (
         Index("ix_wellbeing_responses_organization_id_created_at", "organization_id", "created_at"),
         Index("ix_wellbeing_responses_user_id_created_at", "user_id", "created_at"),
+        Index("ix_wellbeing_responses_organization_id_week_start", "organization_id", "week_start", "published_in"),
     )
 
     id: Mapped[str] = mapped_column(String(36), primary_key=True, default=new_id)
@@ -30,3 +31,33 @@ class WellbeingResponse(Base):
     sentiment_label: Mapped[str] = mapped_column(String(8))
     sentiment_compound: Mapped[float]
     created_at: Mapped[dt.datetime] = mapped_column(default=utcnow)
+    # The Monday (UTC) of the calendar week of `created_at`.
+    week_start: Mapped[dt.date]
+    # The revision of its week's figures that first included it; None until then.
+    published_in: Mapped[int | None]
+
+
+class WellbeingWeek(Base):
+    """The published figures of one organization's calendar week, served exactly as stored.
+
+    The row exists from the week's first response on (revision 0: nothing published yet),
+    so that concurrent responses queue on its lock before deciding whether to publish.
+    Sums, not averages: a period adds weeks up exactly.
+    """
+
+    __tablename__ = "wellbeing_weeks"
+
+    organization_id: Mapped[str] = mapped_column(ForeignKey("organizations.id"), primary_key=True)
+    week_start: Mapped[dt.date] = mapped_column(primary_key=True)
+    revision: Mapped[int] = mapped_column(default=0)
+    published_at: Mapped[dt.datetime | None]
+    respondents: Mapped[int] = mapped_column(default=0)  # distinct people
+    responses: Mapped[int] = mapped_column(default=0)
+    mood_total: Mapped[int] = mapped_column(default=0)
+    stress_total: Mapped[int] = mapped_column(default=0)
+    energy_total: Mapped[int] = mapped_column(default=0)
+    energy_responses: Mapped[int] = mapped_column(default=0)
+    # Responses with a comment, by sentiment label.
+    positive: Mapped[int] = mapped_column(default=0)
+    neutral: Mapped[int] = mapped_column(default=0)
+    negative: Mapped[int] = mapped_column(default=0)

@@ -11,18 +11,17 @@ from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session as DbSession
 
-from kindling.cache import Cache
 from kindling.errors import BadRequest, Conflict, RateLimited, Unauthenticated
+from kindling.infrastructure.ratelimit import RateLimiter
 from kindling.persistence.accounts import Organization, Session, User
 from kindling.persistence.base import utcnow
-from kindling.ratelimit import RateLimiter
-from kindling.security import SESSION_LIFETIME, forget_after_commit, hash_token
+from kindling.services.sessions import SESSION_LIFETIME, forget_after_commit, hash_token
 
 # OWASP's argon2id baseline: 19 MiB, 2 iterations, 1 lane.
 _hasher = PasswordHasher(time_cost=2, memory_cost=19456, parallelism=1)
 # Verified against when the email is unknown, so both failures cost the same time.
 _DUMMY_HASH = _hasher.hash("kindling-no-such-account")
-SIGN_IN_FAILURES = "sign-in-failures"
+SIGN_IN = "sign-in"
 
 
 def sign_up(
@@ -94,16 +93,20 @@ def _unique_slug(db: DbSession, name: str) -> str:
 
 
 def sign_in(db: DbSession, limiter: RateLimiter, *, email: str, password: str) -> User:
-    """The account for these credentials; repeated failures for one email are throttled."""
+    """The account for these credentials; at most 10 attempts per email in 15 minutes are checked.
+
+    Each attempt is counted before its password is checked, in one atomic step, so concurrent
+    guesses get no more checks than sequential ones. A successful sign-in clears the count.
+    """
     email = email.strip().lower()
-    throttle = limiter.peek(SIGN_IN_FAILURES, email)
+    throttle = limiter.attempt(SIGN_IN, email)
     if not throttle.allowed:
-        raise RateLimited("Too many failed sign-in attempts; try again later", retry_after=throttle.retry_after)
+        raise RateLimited("Too many sign-in attempts; try again later", retry_after=throttle.retry_after)
     user = db.scalar(select(User).where(User.email == email))
     password_ok = _verify(user.password_hash if user is not None else _DUMMY_HASH, password)
     if user is None or not user.active or not password_ok:
-        limiter.hit(SIGN_IN_FAILURES, email)
         raise Unauthenticated("Email or password is incorrect", code="invalid_credentials")
+    limiter.forget(SIGN_IN, email)
     if _hasher.check_needs_rehash(user.password_hash):
         user.password_hash = _hasher.hash(password)
     return user
@@ -125,21 +128,22 @@ def start_session(db: DbSession, user: User) -> tuple[str, Session]:
     return token, session
 
 
-def end_session(db: DbSession, cache: Cache, session_id: str) -> None:
-    """Revoke one session."""
+def end_session(db: DbSession, session_id: str) -> None:
+    """Revoke one session: every server process refuses it within 2 seconds of the commit."""
     session = db.get(Session, session_id)
     if session is not None and session.revoked_at is None:
         session.revoked_at = utcnow()
-        forget_after_commit(db, cache, [session.token_hash])
+        forget_after_commit(db, [session.token_hash])
 
 
-def revoke_all_sessions(db: DbSession, cache: Cache, user_id: str) -> None:
-    """Revoke every live session of a user."""
+def revoke_all_sessions(db: DbSession, user_id: str) -> None:
+    """Revoke every live session of a user (signed out everywhere, deactivated, deleted): every
+    server process refuses them within 2 seconds of the commit."""
     now = utcnow()
     sessions = list(db.scalars(select(Session).where(Session.user_id == user_id, Session.revoked_at.is_(None))))
     for session in sessions:
         session.revoked_at = now
-    forget_after_commit(db, cache, [session.token_hash for session in sessions])
+    forget_after_commit(db, [session.token_hash for session in sessions])
 
 
 def get_session(db: DbSession, session_id: str) -> Session:
@@ -152,3 +156,9 @@ def get_user(db: DbSession, user_id: str) -> User:
 
 def get_organization(db: DbSession, organization_id: str) -> Organization | None:
     return db.get(Organization, organization_id)
+
+
+def forget_cached_sessions(db: DbSession, user_id: str) -> None:
+    """Make the user's live sessions be looked up afresh, so a change to the account applies at once."""
+    token_hashes = db.scalars(select(Session.token_hash).where(Session.user_id == user_id, Session.revoked_at.is_(None)))
+    forget_after_commit(db, list(token_hashes))

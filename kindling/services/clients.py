@@ -11,11 +11,11 @@ from collections.abc import Sequence
 
 from sqlalchemy import and_, func, or_, select
 from sqlalchemy.exc import IntegrityError
-from sqlalchemy.orm import Session as DbSession, contains_eager, joinedload
+from sqlalchemy.orm import Session as DbSession
+from sqlalchemy.orm import contains_eager, joinedload
 
-from kindling import pagination
-from kindling.services import webhooks
 from kindling.errors import ApiError, Conflict, NotFound
+from kindling.persistence import pagination
 from kindling.persistence.accounts import Organization, User
 from kindling.persistence.base import utcnow
 from kindling.persistence.clients import (
@@ -29,6 +29,7 @@ from kindling.persistence.clients import (
     ClientRelationship,
     Invitation,
 )
+from kindling.services import outbox
 
 INVITATION_LIFETIME = dt.timedelta(days=14)
 
@@ -111,9 +112,9 @@ def _invite_many(
             created.append(_create_invitation(db, consultant, organization, message, now))
             outcomes.append(created[-1])
     db.flush()
-    subscribed = webhooks.subscribed(db, consultant_id=consultant_id, type="client.invited")
+    subscribed = outbox.subscribed(db, consultant_id=consultant_id, type="client.invited")
     for invitation in created if subscribed else ():
-        webhooks.emit(db, consultant_id=consultant_id, type="client.invited", data=_invited(invitation, source))
+        outbox.emit(db, consultant_id=consultant_id, type="client.invited", data=_invited(invitation, source))
     return outcomes
 
 
@@ -144,7 +145,7 @@ def accept_invitation(db: DbSession, *, organization_id: str, invitation_id: str
     )
     db.add(relationship)
     db.flush()
-    webhooks.emit(
+    outbox.emit(
         db,
         consultant_id=relationship.consultant_id,
         type="client.accepted",
@@ -284,7 +285,7 @@ def _invited(invitation: Invitation, source: str) -> dict:
 
 
 def _emit_cancelled(db, consultant_id, organization, *, reason, invitation_id, relationship_id, ended_by, at) -> None:
-    webhooks.emit(
+    outbox.emit(
         db,
         consultant_id=consultant_id,
         type="client.cancelled",

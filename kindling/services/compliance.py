@@ -1,4 +1,4 @@
-"""Compliance reports: a framework's indicators measured over one organization's period (DESIGN §8, §9)."""
+"""Compliance reports: a framework's indicators measured over one organization's period (docs/decisions.md §8, §9)."""
 
 from __future__ import annotations
 
@@ -10,43 +10,20 @@ from decimal import ROUND_HALF_UP, Decimal
 
 from sqlalchemy.orm import Session
 
-from kindling import money
-from kindling.compliance import CURRENCY_UNIT, Framework, get_framework
-from kindling.exports import ExportFile, csv_text
+from kindling.compliance import CURRENCY_UNIT, get_framework
+from kindling.domain import money
+from kindling.domain.exports import ExportFile, csv_text
+from kindling.evidence.keys import Signer
 from kindling.persistence.accounts import Organization
-from kindling.services import metrics
-from kindling.services.metrics import Activity, Evidence, Wellbeing, Window
+from kindling.services import evidence, metrics, periods
+from kindling.services.compliance_report import Line, Report
+from kindling.services.metrics import Activity, Evidence, Wellbeing
 
 CSV_HEADER = (
     "Framework", "Organization", "Period", "From", "To", "Compliance Rate",
     "Code", "Title", "Value", "Unit", "Evidence Verified", "Evidence Total",
 )
 MEDIA_TYPES = {"csv": "text/csv; charset=utf-8", "json": "application/json", "pdf": "application/pdf"}
-
-
-@dataclasses.dataclass(frozen=True)
-class Line:
-    """One indicator of the report: the framework's code and title, and the metric's value and evidence."""
-
-    code: str
-    title: str
-    metric: str
-    value: int | float | None  # None: withheld, fewer than 5 people answered the survey
-    unit: str
-    evidence: Evidence
-
-
-@dataclasses.dataclass(frozen=True)
-class Report:
-    framework: Framework
-    organization: Organization
-    window: Window
-    compliance_rate: float
-    lines: tuple[Line, ...]
-
-    @property
-    def generated_at(self) -> dt.datetime:
-        return self.window.end
 
 
 @dataclasses.dataclass(frozen=True)
@@ -57,12 +34,12 @@ class _Figures:
 
 
 def build_report(
-    db: Session, *, organization_id: str, framework_id: str, period: str = metrics.DEFAULT_PERIOD, now: dt.datetime | None = None
+    db: Session, *, organization_id: str, framework_id: str, period: str = periods.DEFAULT_PERIOD, now: dt.datetime | None = None
 ) -> Report:
     """The organization's report for a framework over the rolling period ending now."""
     framework = get_framework(framework_id)
     organization = db.get(Organization, organization_id)
-    window = metrics.window(period, now=now)
+    window = periods.window(period, now=now)
     ids = [organization_id]
     figures = _Figures(
         activity=metrics.activity(db, organization_ids=ids, window=window)[organization_id],
@@ -108,27 +85,34 @@ def report_document(report: Report) -> dict:
 
 def export_report(
     db: Session,
+    signer: Signer,
     *,
     organization_id: str,
     framework_id: str,
     file_format: str,
-    period: str = metrics.DEFAULT_PERIOD,
+    period: str = periods.DEFAULT_PERIOD,
     now: dt.datetime | None = None,
 ) -> ExportFile:
-    """The report as a CSV, JSON or PDF file."""
+    """The report as a CSV, JSON or PDF file, stating the evidence head it was computed at and
+    signed over its exact bytes (docs/evidence.md)."""
+    head = evidence.head(db, organization_id=organization_id)
     report = build_report(db, organization_id=organization_id, framework_id=framework_id, period=period, now=now)
     if file_format == "csv":
         content = report_csv(report).encode()
     elif file_format == "json":
-        content = json.dumps({"data": report_document(report)}, ensure_ascii=False).encode()
+        content = json.dumps({"data": {**report_document(report), "evidenceHead": head}}, ensure_ascii=False).encode()
     else:
         # reportlab takes a tenth of a second to import: every server start would pay for it.
         from kindling.compliance.pdf import report_pdf
 
-        content = report_pdf(report)
+        content = report_pdf(report, evidence_head=head, key_id=signer.key_id)
     window = report.window
     name = f"kindling-{report.framework.id}-{report.organization.slug}-{window.period}-{window.end:%Y-%m-%d}.{file_format}"
-    return ExportFile(filename=name, media_type=MEDIA_TYPES[file_format], content=content)
+    signature = (
+        ("Kindling-Evidence-Head", f"{head['seq']}:{head['hash']}"),
+        ("Kindling-Signature", signer.signature_header(content)),
+    )
+    return ExportFile(filename=name, media_type=MEDIA_TYPES[file_format], content=content, extra_headers=signature)
 
 
 def report_csv(report: Report) -> str:
@@ -167,7 +151,7 @@ def _category(category: str) -> Callable[[_Figures], tuple]:
 
 
 def _survey(value: Callable[[Wellbeing], float | None], evidence: Callable[[Wellbeing], Evidence]):
-    """A wellbeing measure: no value, only evidence counts, below the minimum group size."""
+    """A wellbeing measure from the published weeks of the period: no value when none is published."""
 
     def measure(figures: _Figures) -> tuple:
         survey = figures.wellbeing
@@ -177,7 +161,7 @@ def _survey(value: Callable[[Wellbeing], float | None], evidence: Callable[[Well
 
 
 def _participation(survey: Wellbeing) -> Evidence:
-    return Evidence(survey.member_respondents, survey.active_members)
+    return Evidence(survey.respondents, survey.active_members)
 
 
 def _responses(survey: Wellbeing) -> Evidence:
@@ -199,7 +183,8 @@ MEASURES: dict[str, Callable[[_Figures], tuple]] = {
         float(money.major_units(f.activity.donated_minor_units, f.currency)), f.activity.donations
     ),
     "wellbeing_participation": _survey(
-        lambda s: _percent(s.member_respondents, s.active_members), _participation
+        # Published respondents may include people who have left since: at most everyone.
+        lambda s: min(_percent(s.respondents, s.active_members), 100.0), _participation
     ),
     "wellbeing_mood_average": _survey(lambda s: _rounded(s.mood_average, 2), _responses),
     "wellbeing_stress_average": _survey(lambda s: _rounded(s.stress_average, 2), _responses),

@@ -1,4 +1,4 @@
-"""Donations and the payment events that settle them (DESIGN §7)."""
+"""Donations and the payment events that settle them (docs/decisions.md §7)."""
 
 from __future__ import annotations
 
@@ -7,12 +7,13 @@ import logging
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from kindling.access import Principal
+from kindling.domain.access import Principal
 from kindling.errors import BadRequest, NotFound
+from kindling.persistence import pagination
 from kindling.persistence.accounts import Organization
 from kindling.persistence.base import utcnow
 from kindling.persistence.donations import Donation
-from kindling import pagination
+from kindling.services import evidence
 
 log = logging.getLogger(__name__)
 
@@ -110,8 +111,9 @@ def find_paid_donation(db: Session, *, event_type: str, payment: dict) -> Donati
     return donation
 
 
-def apply_payment_event(db: Session, *, event_type: str, payment: dict, donation: Donation) -> bool:
-    """Move the donation as the event says when the transition is allowed; False when it is not."""
+def apply_payment_event(db: Session, *, event_id: str, event_type: str, payment: dict, donation: Donation) -> bool:
+    """Move the donation as the provider's event `event_id` says when the transition is allowed
+    (and log it as evidence); False when it is not."""
     target, sources = TRANSITIONS[event_type]
     if event_type == "charge.refunded" and payment.get("refunded") is not True:
         log.info("partial refund for donation %s leaves it %s", donation.id, donation.status)
@@ -120,9 +122,25 @@ def apply_payment_event(db: Session, *, event_type: str, payment: dict, donation
         log.info("payment event %s ignored: donation %s is %s", event_type, donation.id, donation.status)
         return False
     now = utcnow()
+    previous = donation.status
     donation.status = target
     donation.updated_at = now
     if target == "succeeded":
         donation.succeeded_at = now
     db.flush()
+    evidence.append(
+        db,
+        organization_id=donation.organization_id,
+        type=evidence.DONATION_STATUS_SET,
+        subject=("donation", donation.id),
+        actor_id=None,
+        data={
+            "status": target,
+            "previousStatus": previous,
+            "amount": donation.amount,
+            "currency": donation.currency,
+            "providerEventId": event_id,
+            "providerEventType": event_type,
+        },
+    )
     return True

@@ -1,4 +1,4 @@
-"""Mirroring the identity provider's user events onto local accounts (DESIGN §7).
+"""Mirroring the identity provider's user events onto local accounts (docs/decisions.md §7).
 
 A local user is linked to the provider's user through `users.external_id`. An event whose
 `data.id` no local user carries links, on first sight, the account whose email equals the
@@ -13,7 +13,6 @@ import logging
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from kindling.cache import Cache
 from kindling.persistence.accounts import User
 from kindling.services import accounts
 
@@ -58,10 +57,10 @@ def verified_primary_email(data: dict) -> str | None:
     return None
 
 
-def apply_event(db: Session, cache: Cache, *, event_type: str, user: User, data: dict) -> bool:
+def apply_event(db: Session, *, event_type: str, user: User, data: dict) -> bool:
     """Apply a user event to its linked account; False when nothing changed."""
     if event_type == "user.deleted":
-        return deactivate(db, cache, user=user)
+        return deactivate(db, user=user)
     return mirror_profile(db, user=user, data=data)
 
 
@@ -85,10 +84,10 @@ def mirror_profile(db: Session, *, user: User, data: dict) -> bool:
     return changed
 
 
-def deactivate(db: Session, cache: Cache, *, user: User) -> bool:
+def deactivate(db: Session, *, user: User) -> bool:
     """Deactivate the account and revoke every session it holds."""
     changed = user.active
     user.active = False
-    accounts.revoke_all_sessions(db, cache, user.id)
+    accounts.revoke_all_sessions(db, user.id)
     db.flush()
     return changed

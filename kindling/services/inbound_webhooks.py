@@ -16,11 +16,10 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 from standardwebhooks.webhooks import EmptyWebhookSecretError
 
-from kindling.cache import Cache
+from kindling.domain.storable_text import carries_unstorable_text
 from kindling.errors import BadRequest, ServiceUnavailable
 from kindling.persistence.inbound_webhooks import InboundWebhookEvent
 from kindling.services import donations, identity
-from kindling.storable_text import carries_unstorable_text
 
 log = logging.getLogger(__name__)
 
@@ -56,19 +55,22 @@ def receive_payment_event(db: Session, *, payload: bytes, signature: str | None,
     donation = donations.find_paid_donation(db, event_type=event_type, payment=payment)
     if donation is None:
         return IGNORED
-    changed = donations.apply_payment_event(db, event_type=event_type, payment=payment, donation=donation)
+    changed = donations.apply_payment_event(
+        db, event_id=event["id"], event_type=event_type, payment=payment, donation=donation
+    )
     return PROCESSED if changed else IGNORED
 
 
 def receive_identity_event(
-    db: Session, cache: Cache, *, payload: bytes, headers: Mapping[str, str], secret: str | None
+    db: Session, *, payload: bytes, headers: Mapping[str, str], secret: str | None
 ) -> str:
     """Verify a Svix-signed delivery and mirror the user event onto the linked account; the outcome."""
     if not secret:
         raise ServiceUnavailable("Identity webhooks are not configured", code="webhook_not_configured")
     # Importing svix loads its whole API client (about half a second): done on the first
     # identity event rather than at every server start.
-    from svix.webhooks import Webhook as SvixWebhook, WebhookVerificationError
+    from svix.webhooks import Webhook as SvixWebhook
+    from svix.webhooks import WebhookVerificationError
 
     try:
         verifier = SvixWebhook(secret)
@@ -98,7 +100,7 @@ def receive_identity_event(
     user = identity.resolve_user(db, event_type=event_type, data=data) if isinstance(data, dict) else None
     if user is None:
         return IGNORED
-    return PROCESSED if identity.apply_event(db, cache, event_type=event_type, user=user, data=data) else IGNORED
+    return PROCESSED if identity.apply_event(db, event_type=event_type, user=user, data=data) else IGNORED
 
 
 def _first_delivery(db: Session, *, provider: str, event_id: object, event_type: str) -> bool:

@@ -8,13 +8,14 @@ change can then only fill an entry nobody asks for again, never the one readers 
 from __future__ import annotations
 
 import datetime as dt
-import json
 from decimal import ROUND_HALF_UP, Decimal
 
+import orjson
 from sqlalchemy import event, func, select
 from sqlalchemy.orm import Session as DbSession
 
-from kindling.cache import Cache
+from kindling.domain import jsoncodec
+from kindling.infrastructure.cache import Cache
 from kindling.persistence.base import new_id, utcnow
 from kindling.persistence.kindness import KindnessAct, KindnessRecipientTally, KindnessTally
 
@@ -29,13 +30,19 @@ CENT = Decimal("0.01")
 
 def get_stats(db: DbSession, cache: Cache, *, organization_id: str) -> dict:
     """The organization's statistics, from the cache when they are there."""
+    return orjson.loads(get_stats_json(db, cache, organization_id=organization_id))
+
+
+def get_stats_json(db: DbSession, cache: Cache, *, organization_id: str) -> str:
+    """The organization's statistics as the JSON text the cache keeps, so that an answer from the
+    cache can be sent as stored, never decoded and encoded again."""
     key = f"kindness:stats:{organization_id}:{_generation(cache, organization_id)}"
     cached = cache.get(key)
     if cached is not None:
-        return json.loads(cached)
-    stats = compute_stats(db, organization_id=organization_id)
-    cache.set(key, json.dumps(stats), STATS_TTL)
-    return stats
+        return cached
+    encoded = jsoncodec.dumps(compute_stats(db, organization_id=organization_id)).decode()
+    cache.set(key, encoded, STATS_TTL)
+    return encoded
 
 
 def compute_stats(db: DbSession, *, organization_id: str) -> dict:

@@ -2,19 +2,19 @@
 
 Compliance reports (one organization) and the portfolio export (all of a consultant's
 clients) read the same grouped queries, so a figure, and above all the compliance rate
-(DESIGN §9), is computed in one place for one organization or many.
+(docs/decisions.md §9), is computed in one place for one organization or many.
 
 A record belongs to the window by the moment it was made: a kindness act by `created_at`,
 a check-in by `checked_in_at`, a donation by `created_at` (not `succeeded_at`), so that a
 period's count of records, the rate's denominator, does not change when a payment settles
-later; the donation's status is the one it has now. Wellbeing responses count by
-`created_at`. Windows are closed: start <= t <= end.
+later; the donation's status is the one it has now. Windows are closed: start <= t <= end.
+Wellbeing figures are the published figures of the period's calendar weeks, the ones the
+wellbeing aggregates show (docs/decisions.md §7).
 """
 
 from __future__ import annotations
 
 import dataclasses
-import datetime as dt
 from collections.abc import Collection
 from decimal import ROUND_HALF_UP, Decimal
 
@@ -22,32 +22,16 @@ from sqlalchemy import Select, func, literal_column, select
 from sqlalchemy.orm import Session
 
 from kindling.persistence.accounts import Organization, User
-from kindling.persistence.base import utcnow
 from kindling.persistence.donations import Donation
 from kindling.persistence.kindness import KindnessAct
 from kindling.persistence.volunteering import CheckIn
-from kindling.persistence.wellbeing import WellbeingResponse
+from kindling.services import wellbeing as survey
 from kindling.services.kindness_stats import CATEGORIES
-from kindling.services.wellbeing import DEFAULT_PERIOD, MINIMUM_GROUP_SIZE, PERIOD_DAYS
+from kindling.services.periods import Window
 
-# Supervisor verification (3) and above carries evidence (verification levels of the interface document).
+# An act whose verified level is supervisor verification (3) or above carries evidence (docs/decisions.md §9).
 EVIDENCE_LEVEL = 3
 SUCCEEDED = "succeeded"
-
-
-@dataclasses.dataclass(frozen=True)
-class Window:
-    """A rolling period ending at `end`."""
-
-    period: str
-    start: dt.datetime
-    end: dt.datetime
-
-
-def window(period: str = DEFAULT_PERIOD, *, now: dt.datetime | None = None) -> Window:
-    """The rolling window of `period` ending now: week 7 days, month 30, quarter 90, year 365."""
-    end = now or utcnow()
-    return Window(period=period, start=end - dt.timedelta(days=PERIOD_DAYS[period]), end=end)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -62,31 +46,30 @@ class Evidence:
 class Activity:
     """One organization's kindness acts, check-ins and donations in a window."""
 
-    kindness: Evidence  # acts with verificationLevel >= 3, of all acts
+    kindness: Evidence  # acts with verifiedLevel >= 3, of all acts
     kindness_by_category: dict[str, Evidence]
     check_ins: Evidence  # verified check-ins, of all check-ins
     volunteer_hours: float  # of verified check-ins only, unrounded
     volunteer_participants: int  # people with a verified check-in
     donations: Evidence  # succeeded donations, of all donations
     donated_minor_units: int  # sum of succeeded donations, in the organization's currency
-    compliance_rate: float  # percent to 1 decimal, 0 without activity (DESIGN §9)
+    compliance_rate: float  # percent to 1 decimal, 0 without activity (docs/decisions.md §9)
 
 
 @dataclasses.dataclass(frozen=True)
 class Wellbeing:
-    """One organization's wellbeing survey in a window; averages unrounded."""
+    """One organization's published wellbeing figures over a period, as the aggregates show them."""
 
-    respondents: int  # distinct people who answered
-    member_respondents: int  # of them, people who are still active members
+    respondents: int  # distinct people behind the published figures, members or not today
     active_members: int
     responses: int
-    mood_average: float | None
+    mood_average: float | None  # 2 decimals
     stress_average: float | None
 
     @property
     def suppressed(self) -> bool:
-        """Too few people answered for any figure about them to be shown (DESIGN §7)."""
-        return self.respondents < MINIMUM_GROUP_SIZE
+        """No week of the period is published (docs/decisions.md §7)."""
+        return self.respondents == 0
 
 
 def activity(db: Session, *, organization_ids: Collection[str], window: Window) -> dict[str, Activity]:
@@ -136,7 +119,7 @@ def _zero_if_null(column):
 
 
 def _kindness(ids: list[str], window: Window) -> Select:
-    verified = KindnessAct.verification_level >= EVIDENCE_LEVEL
+    verified = KindnessAct.verified_level >= EVIDENCE_LEVEL
     by_category = [
         column
         for category in CATEGORIES
@@ -214,48 +197,28 @@ def _activity(row) -> Activity:
 
 
 def wellbeing(db: Session, *, organization_ids: Collection[str], window: Window) -> dict[str, Wellbeing]:
-    """Wellbeing survey figures of each organization, in two grouped queries."""
+    """Wellbeing figures of each organization: its published weeks and its active members."""
     if not organization_ids:
         return {}
     ids = list(organization_ids)
-    member = User.active.is_(True)
-    answered = {
-        row[0]: row[1:]
-        for row in db.execute(
-            select(
-                WellbeingResponse.organization_id,
-                func.count(func.distinct(WellbeingResponse.user_id)),
-                func.count(func.distinct(WellbeingResponse.user_id)).filter(member),
-                func.count(),
-                func.avg(WellbeingResponse.mood),
-                func.avg(WellbeingResponse.stress),
-            )
-            .join(User, User.id == WellbeingResponse.user_id)
-            .where(
-                WellbeingResponse.organization_id.in_(ids),
-                WellbeingResponse.created_at >= window.start,
-                WellbeingResponse.created_at <= window.end,
-            )
-            .group_by(WellbeingResponse.organization_id)
-        )
-    }
+    published = survey.summarize(db, organization_ids=ids, window=window)
     members = dict(
         db.execute(
             select(User.organization_id, func.count())
-            .where(User.organization_id.in_(ids), member)
+            .where(User.organization_id.in_(ids), User.active.is_(True))
             .group_by(User.organization_id)
         ).all()
     )
     result = {}
     for organization_id in ids:
-        respondents, member_respondents, responses, mood, stress = answered.get(organization_id, (0, 0, 0, None, None))
+        summary = published[organization_id]
+        figures = summary.figures if summary else survey.Figures(0, 0, None, None, None)
         result[organization_id] = Wellbeing(
-            respondents=respondents,
-            member_respondents=member_respondents,
+            respondents=figures.respondents,
             active_members=members.get(organization_id, 0),
-            responses=responses,
-            mood_average=_float(mood),
-            stress_average=_float(stress),
+            responses=figures.responses,
+            mood_average=figures.average_mood,
+            stress_average=figures.average_stress,
         )
     return result
 
@@ -263,7 +226,3 @@ def wellbeing(db: Session, *, organization_ids: Collection[str], window: Window)
 def rounded(value: float, places: int) -> Decimal:
     """A figure rounded half up to `places` decimals, as every report prints it."""
     return Decimal(repr(value)).quantize(Decimal(1).scaleb(-places), ROUND_HALF_UP)
-
-
-def _float(value: Decimal | float | None) -> float | None:
-    return None if value is None else float(value)

@@ -1,4 +1,4 @@
-"""Portfolio analytics of a consultant's active clients (DESIGN §4): one row per client."""
+"""Portfolio analytics of a consultant's active clients (docs/decisions.md §4): one row per client."""
 
 from __future__ import annotations
 
@@ -8,10 +8,10 @@ from decimal import ROUND_HALF_UP, Decimal
 
 from sqlalchemy.orm import Session
 
-from kindling import money
-from kindling.exports import ExportFile, csv_text
-from kindling.services import clients, metrics
-from kindling.services.metrics import Window
+from kindling.domain import money
+from kindling.domain.exports import ExportFile, csv_text
+from kindling.services import clients, metrics, periods
+from kindling.services.periods import Window
 
 CSV_HEADER = ("Client", "Kindness Acts", "Volunteer Hours", "Donations", "Compliance Rate")
 CENT = Decimal("0.01")
@@ -38,10 +38,10 @@ class Portfolio:
 
 
 def build_portfolio(
-    db: Session, *, consultant_id: str, period: str = metrics.DEFAULT_PERIOD, now: dt.datetime | None = None
+    db: Session, *, consultant_id: str, period: str = periods.DEFAULT_PERIOD, now: dt.datetime | None = None
 ) -> Portfolio:
     """The consultant's active clients by name, each with its figures over the rolling period."""
-    window = metrics.window(period, now=now)
+    window = periods.window(period, now=now)
     organizations = [relationship.organization for relationship in clients.list_clients(db, consultant_id=consultant_id)]
     figures = metrics.activity(db, organization_ids=[o.id for o in organizations], window=window)
     rows = []

@@ -1,5 +1,5 @@
-"""Theme generation with palette advice from the AI provider, theme checks, and each
-organization's saved theme."""
+"""Themes derived from brand colours (with palette advice from the AI provider, or without),
+theme checks, and each organization's saved theme."""
 
 from __future__ import annotations
 
@@ -7,16 +7,18 @@ import logging
 
 from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
-from sqlalchemy.orm import Session as DbSession, joinedload
+from sqlalchemy.orm import Session as DbSession
+from sqlalchemy.orm import joinedload
 
-from kindling import palette_intent, themes
-from kindling.access import Principal
+from kindling import themes
 from kindling.config import Settings
+from kindling.domain.access import Principal
 from kindling.errors import BadRequest, Forbidden, NotFound, ServiceUnavailable
+from kindling.infrastructure import palette_intent
 from kindling.persistence.accounts import Organization
 from kindling.persistence.base import utcnow
 from kindling.persistence.themes import OrganizationTheme
-from kindling.services import clients, webhooks
+from kindling.services import clients, outbox
 
 log = logging.getLogger(__name__)
 
@@ -30,12 +32,7 @@ def generate(
     context: str | None = None,
 ) -> dict[str, dict[str, str]]:
     """Both modes of a theme for these brand colours, shaped by the provider's palette intent."""
-    # #RGB becomes #rrggbb, so the provider sees one spelling of each colour.
-    colours = {
-        "primary": themes.parse_hex(primary),
-        "secondary": themes.parse_hex(secondary) if secondary is not None else None,
-        "accent": themes.parse_hex(accent) if accent is not None else None,
-    }
+    colours = _brand_colours(primary, secondary, accent)
     if not settings.ai_provider_api_key:
         raise ServiceUnavailable("Theme generation is not available: no AI provider is configured")
     provider = palette_intent.Provider(
@@ -55,6 +52,21 @@ def generate(
         log.warning("AI provider answer unusable, generating from the colours alone: %s", exc)
         intent = None
     return themes.generate_theme(colours["primary"], secondary=colours["secondary"], accent=colours["accent"], intent=intent)
+
+
+def derive(*, primary: str, secondary: str | None = None, accent: str | None = None) -> dict[str, dict[str, str]]:
+    """Both modes of a theme for these brand colours, from the theme engine alone."""
+    colours = _brand_colours(primary, secondary, accent)
+    return themes.generate_theme(colours["primary"], secondary=colours["secondary"], accent=colours["accent"])
+
+
+def _brand_colours(primary: str, secondary: str | None, accent: str | None) -> dict[str, str | None]:
+    # #RGB becomes #rrggbb, so the provider and the engine see one spelling of each colour.
+    return {
+        "primary": themes.parse_hex(primary),
+        "secondary": themes.parse_hex(secondary) if secondary is not None else None,
+        "accent": themes.parse_hex(accent) if accent is not None else None,
+    }
 
 
 def check(*, theme: dict) -> dict:
@@ -81,7 +93,7 @@ def save_theme(db: DbSession, *, consultant_id: str, organization_id: str, theme
     # The theme belongs to the organization: every consultant it is a client of hears of it.
     organization = db.get_one(Organization, organization_id)
     for client_of in clients.active_consultant_ids(db, organization_id=organization_id):
-        webhooks.emit(
+        outbox.emit(
             db,
             consultant_id=client_of,
             type="theme.updated",

@@ -1,4 +1,4 @@
-"""Volunteer opportunities and GPS-verified check-ins (DESIGN §7)."""
+"""Volunteer opportunities and check-ins verified by location, venue code or an organiser (docs/decisions.md §7)."""
 
 from __future__ import annotations
 
@@ -10,12 +10,13 @@ from sqlalchemy import func, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
-from kindling import pagination
-from kindling.access import Principal
-from kindling.errors import BadRequest, Conflict, NotFound
+from kindling.domain import check_in_codes
+from kindling.domain.access import Principal
+from kindling.errors import BadRequest, Conflict, Forbidden, NotFound
+from kindling.persistence import pagination
 from kindling.persistence.base import utcnow
 from kindling.persistence.volunteering import CheckIn, VolunteerOpportunity
-from kindling.services import clients, webhooks
+from kindling.services import evidence, milestones
 
 # The IUGG mean Earth radius; haversine on a sphere is within about 0.5 % of the ellipsoid.
 EARTH_RADIUS_METERS = 6_371_008.8
@@ -39,7 +40,7 @@ class OpportunityView:
 
     opportunity: VolunteerOpportunity
     own_check_in: CheckIn | None
-    counts: CheckInCounts | None  # organization admins only
+    counts: CheckInCounts | None  # organisers only
 
 
 def haversine_meters(latitude1: float, longitude1: float, latitude2: float, longitude2: float) -> float:
@@ -69,6 +70,7 @@ def create_opportunity(
     longitude: float,
     radius_meters: int = DEFAULT_RADIUS_METERS,
     description: str | None = None,
+    require_code: bool = False,
 ) -> VolunteerOpportunity:
     """A new opportunity of the organization; it lasts more than nothing and at most 14 days."""
     if starts_at < EARLIEST:
@@ -87,6 +89,8 @@ def create_opportunity(
         latitude=latitude,
         longitude=longitude,
         radius_meters=radius_meters,
+        require_code=require_code,
+        code_secret=check_in_codes.new_secret(),
     )
     db.add(opportunity)
     db.flush()
@@ -112,16 +116,24 @@ def get_opportunity(db: Session, *, organization_id: str, opportunity_id: str) -
 
 
 def view_opportunity(db: Session, *, caller: Principal, opportunity_id: str) -> OpportunityView:
-    """An opportunity with the caller's own check-in, and the check-in counts for admins."""
+    """An opportunity with the caller's own check-in, and the check-in counts for organisers."""
     opportunity = get_opportunity(db, organization_id=caller.organization_id, opportunity_id=opportunity_id)
     own = db.scalar(select(CheckIn).where(CheckIn.opportunity_id == opportunity.id, CheckIn.user_id == caller.user_id))
     counts = None
-    if caller.is_admin:
+    if caller.is_organiser:
         total, verified = db.execute(
             select(func.count(), func.count().filter(CheckIn.verified)).where(CheckIn.opportunity_id == opportunity.id)
         ).one()
         counts = CheckInCounts(total=total, verified=verified)
     return OpportunityView(opportunity=opportunity, own_check_in=own, counts=counts)
+
+
+def show_check_in_code(
+    db: Session, *, caller: Principal, opportunity_id: str, now: dt.datetime | None = None
+) -> check_in_codes.ShownCode:
+    """The code an organiser shows at the venue now."""
+    opportunity = get_opportunity(db, organization_id=caller.organization_id, opportunity_id=opportunity_id)
+    return check_in_codes.show(opportunity.code_secret, now or utcnow())
 
 
 def check_in(
@@ -132,9 +144,14 @@ def check_in(
     latitude: float,
     longitude: float,
     accuracy_meters: float | None = None,
+    code: str | None = None,
     now: dt.datetime | None = None,
 ) -> CheckIn:
-    """Record the caller's one check-in at an opportunity; kept even when it is not verified."""
+    """Record the caller's one check-in at an opportunity; kept even when it is not verified.
+
+    It is verified when made inside the geofence and, if the opportunity requires it, with the
+    code shown at the venue; a wrong code is recorded as such, not refused.
+    """
     opportunity = get_opportunity(db, organization_id=caller.organization_id, opportunity_id=opportunity_id)
     now = now or utcnow()
     opens_at = opportunity.starts_at - CHECK_IN_OPENS_BEFORE
@@ -145,6 +162,8 @@ def check_in(
             details={"opensAt": opens_at.isoformat(), "closesAt": opportunity.ends_at.isoformat()},
         )
     distance = haversine_meters(opportunity.latitude, opportunity.longitude, latitude, longitude)
+    location_verified = is_verified(distance, opportunity.radius_meters, accuracy_meters)
+    code_verified = None if code is None else check_in_codes.accepts(opportunity.code_secret, code, now)
     record = CheckIn(
         opportunity_id=opportunity.id,
         organization_id=opportunity.organization_id,
@@ -154,7 +173,9 @@ def check_in(
         longitude=longitude,
         accuracy_meters=accuracy_meters,
         distance_meters=distance,
-        verified=is_verified(distance, opportunity.radius_meters, accuracy_meters),
+        location_verified=location_verified,
+        code_verified=code_verified,
+        verified=location_verified and (code_verified is True or not opportunity.require_code),
         hours=opportunity.hours,
     )
     try:
@@ -162,15 +183,63 @@ def check_in(
             db.add(record)
     except IntegrityError:  # the unique (opportunity, user) pair: this member already checked in
         raise Conflict("You have already checked in to this opportunity", code="already_checked_in") from None
+    evidence.append(
+        db,
+        organization_id=record.organization_id,
+        type=evidence.CHECK_IN_RECORDED,
+        subject=("check_in", record.id),
+        actor_id=caller.user_id,
+        data={
+            "opportunityId": opportunity.id,
+            "distanceMeters": round(distance, 1),
+            "code": code_verified,
+            "verified": record.verified,
+        },
+    )
     if record.verified:
-        # Only verified check-ins are evidence, so only they count towards hour milestones.
-        hours = db.scalar(
-            select(func.sum(CheckIn.hours)).where(CheckIn.organization_id == record.organization_id, CheckIn.verified.is_(True))
-        )
-        webhooks.record_milestones(
-            db,
-            organization_id=record.organization_id,
-            active_consultant_ids=clients.active_consultant_ids,
-            volunteer_hours_total=hours,
-        )
+        _record_hour_milestones(db, organization_id=record.organization_id)
     return record
+
+
+def approve_check_in(
+    db: Session, *, caller: Principal, opportunity_id: str, check_in_id: str, note: str | None = None
+) -> CheckIn:
+    """An organiser's approval, which makes an unverified check-in verified evidence."""
+    opportunity = get_opportunity(db, organization_id=caller.organization_id, opportunity_id=opportunity_id)
+    record = db.get(CheckIn, check_in_id, with_for_update=True, populate_existing=True)
+    if record is None or record.opportunity_id != opportunity.id:
+        raise NotFound("No such check-in at this opportunity")
+    if record.user_id == caller.user_id:
+        raise Forbidden("Nobody approves their own check-in", code="own_check_in")
+    if record.verified:
+        raise Conflict("This check-in is already verified", code="already_verified")
+    record.verified = True
+    record.approved_by = caller.user_id
+    record.approved_at = utcnow()
+    record.approval_note = (note.strip() or None) if note is not None else None
+    db.flush()
+    evidence.append(
+        db,
+        organization_id=record.organization_id,
+        type=evidence.CHECK_IN_APPROVED,
+        subject=("check_in", record.id),
+        actor_id=caller.user_id,
+        data={"opportunityId": opportunity.id, "verified": True},
+    )
+    _record_hour_milestones(db, organization_id=record.organization_id)
+    return record
+
+
+def list_check_ins(
+    db: Session, *, caller: Principal, opportunity_id: str, limit: int, cursor: str | None = None
+) -> tuple[list[CheckIn], str | None]:
+    """An opportunity's check-ins, newest first, one page at a time."""
+    opportunity = get_opportunity(db, organization_id=caller.organization_id, opportunity_id=opportunity_id)
+    statement = select(CheckIn).where(CheckIn.opportunity_id == opportunity.id)
+    return pagination.page(db, statement, timestamp=CheckIn.checked_in_at, record_id=CheckIn.id, limit=limit, cursor=cursor)
+
+
+def _record_hour_milestones(db: Session, *, organization_id: str) -> None:
+    # Only verified check-ins are evidence, so only they count towards hour milestones.
+    hours = db.scalar(select(func.sum(CheckIn.hours)).where(CheckIn.organization_id == organization_id, CheckIn.verified.is_(True)))
+    milestones.record_milestones(db, organization_id=organization_id, volunteer_hours_total=hours)

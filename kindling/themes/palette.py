@@ -189,7 +189,7 @@ def _mode(palette: _Palette, shades: _Shades) -> dict[str, str]:
     ring = tint(shades.ring, palette.primary, _RING_CHROMA)
     charts = [
         fit_value(lightness, _CHART_CHROMA * palette.chroma_scale, hue)
-        for lightness, hue in zip(shades.charts, palette.chart_hues)
+        for lightness, hue in zip(shades.charts, palette.chart_hues, strict=True)
     ]
     tokens = {
         "background": background,

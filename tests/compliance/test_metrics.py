@@ -8,14 +8,14 @@ from decimal import Decimal
 import pytest
 from sqlalchemy import event
 
-from kindling import money
-from kindling.app import create_app
 from kindling.compliance import METRICS, InvalidFrameworks, frameworks
 from kindling.config import Settings
-from kindling.exports import csv_text, neutralised
+from kindling.domain import money
+from kindling.domain.exports import csv_text, neutralised
 from kindling.persistence.base import utcnow
-from kindling.services import compliance, metrics
+from kindling.services import compliance, metrics, periods
 from kindling.services.metrics import Evidence
+from kindling.web.app import create_app
 
 
 @pytest.fixture
@@ -35,21 +35,21 @@ def statements(db):
 def test_window_lengths():
     now = dt.datetime(2026, 11, 21, 12, tzinfo=dt.UTC)
     for period, days in {"week": 7, "month": 30, "quarter": 90, "year": 365}.items():
-        window = metrics.window(period, now=now)
+        window = periods.window(period, now=now)
         assert (window.period, window.end, window.end - window.start) == (period, now, dt.timedelta(days=days))
-    assert metrics.window(now=now).period == "month"
+    assert periods.window(now=now).period == "month"
 
 
-def test_activity_of_many_organizations_is_one_statement(db, make, activity, statements):
+def test_activity_of_many_organizations_is_one_statement(db, make, statements):
     admins = [make.admin() for _ in range(4)]
     for n, admin in enumerate(admins):
         for level in range(1, n + 2):
-            activity.act(admin, level=level)
-    activity.check_in(admins[0], admins[0], hours=2.5)
-    activity.donation(admins[1], amount=1999)
+            make.activity.act(admin, level=level)
+    make.activity.check_in(admins[0], admins[0], hours=2.5)
+    make.activity.donation(admins[1], amount=1999)
     statements.clear()
 
-    figures = metrics.activity(db, organization_ids=[a.organization_id for a in admins], window=metrics.window())
+    figures = metrics.activity(db, organization_ids=[a.organization_id for a in admins], window=periods.window())
 
     assert len(statements) == 1
     assert [figures[a.organization_id].kindness for a in admins] == [
@@ -62,13 +62,13 @@ def test_activity_of_many_organizations_is_one_statement(db, make, activity, sta
     assert figures[admins[3].organization_id].check_ins == Evidence(0, 0)
 
 
-def test_activity_by_category(db, make, activity):
+def test_activity_by_category(db, make):
     admin = make.admin()
-    activity.act(admin, level=3, category="community")
-    activity.act(admin, level=2, category="community")
-    activity.act(admin, level=5, category="wellbeing")
+    make.activity.act(admin, level=3, category="community")
+    make.activity.act(admin, level=2, category="community")
+    make.activity.act(admin, level=5, category="wellbeing")
 
-    figures = metrics.activity(db, organization_ids=[admin.organization_id], window=metrics.window())[admin.organization_id]
+    figures = metrics.activity(db, organization_ids=[admin.organization_id], window=periods.window())[admin.organization_id]
 
     assert figures.kindness_by_category == {
         "peer_recognition": Evidence(0, 0),
@@ -78,56 +78,63 @@ def test_activity_by_category(db, make, activity):
 
 
 @pytest.mark.parametrize(("evidenced", "records", "rate"), [(1, 16, 6.3), (1, 8, 12.5), (2, 3, 66.7), (1, 3, 33.3), (7, 7, 100.0)])
-def test_the_rate_is_a_percentage_rounded_half_up(db, make, activity, evidenced, records, rate):
+def test_the_rate_is_a_percentage_rounded_half_up(db, make, evidenced, records, rate):
     admin = make.admin()
     for n in range(records):
-        activity.act(admin, level=3 if n < evidenced else 2)
+        make.activity.act(admin, level=3 if n < evidenced else 2)
 
-    figures = metrics.activity(db, organization_ids=[admin.organization_id], window=metrics.window())
+    figures = metrics.activity(db, organization_ids=[admin.organization_id], window=periods.window())
 
     assert figures[admin.organization_id].compliance_rate == rate
 
 
-def test_the_window_is_closed_at_both_ends(db, make, activity):
+def test_the_window_is_closed_at_both_ends(db, make):
     admin = make.admin()
-    act = activity.act(admin, days_ago=0)
-    at_start = metrics.window("week", now=act.created_at + dt.timedelta(days=7))
-    at_end = metrics.window("week", now=act.created_at)
-    after = metrics.window("week", now=act.created_at + dt.timedelta(days=7, microseconds=1))
+    act = make.activity.act(admin, days_ago=0)
+    at_start = periods.window("week", now=act.created_at + dt.timedelta(days=7))
+    at_end = periods.window("week", now=act.created_at)
+    after = periods.window("week", now=act.created_at + dt.timedelta(days=7, microseconds=1))
     ids = [admin.organization_id]
 
     assert [metrics.activity(db, organization_ids=ids, window=w)[admin.organization_id].kindness.total for w in (at_start, at_end, after)] == [1, 1, 0]
 
 
 def test_no_organizations_no_queries(db, statements):
-    assert metrics.activity(db, organization_ids=[], window=metrics.window()) == {}
-    assert metrics.wellbeing(db, organization_ids=[], window=metrics.window()) == {}
+    assert metrics.activity(db, organization_ids=[], window=periods.window()) == {}
+    assert metrics.wellbeing(db, organization_ids=[], window=periods.window()) == {}
     assert statements == []
 
 
-def test_wellbeing_counts_people_members_and_answers(db, make, activity):
+def test_wellbeing_figures_are_the_published_weeks(db, make):
     admin = make.admin()
-    members = [make.member(admin) for _ in range(3)]
-    activity.response(members[0], mood=5, stress=1)
-    activity.response(members[0], mood=3, stress=3)
-    activity.response(members[1], mood=1, stress=5)
-    members[2].user.active = False
-    activity.response(members[2], mood=2, stress=2)
+    members = [make.member(admin) for _ in range(6)]
+    ids = [admin.organization_id]
+    for member in members[:4]:
+        make.activity.response(member, mood=5, stress=1)
+    members[3].user.active = False
 
-    survey = metrics.wellbeing(db, organization_ids=[admin.organization_id], window=metrics.window())[admin.organization_id]
+    survey = metrics.wellbeing(db, organization_ids=ids, window=periods.window())[admin.organization_id]
 
-    assert (survey.respondents, survey.member_respondents, survey.active_members, survey.responses) == (3, 2, 3, 4)
-    assert (survey.mood_average, survey.stress_average) == (2.75, 2.75)
+    # Four people answered: nothing is published, not even how many answered.
+    assert (survey.respondents, survey.active_members, survey.responses) == (0, 6, 0)
+    assert (survey.mood_average, survey.stress_average) == (None, None)
     assert survey.suppressed
+
+    make.activity.response(members[4], mood=1, stress=5)
+    survey = metrics.wellbeing(db, organization_ids=ids, window=periods.window())[admin.organization_id]
+    # The published week: five people, one of whom has left since, of six active members.
+    assert (survey.respondents, survey.active_members, survey.responses) == (5, 6, 5)
+    assert (survey.mood_average, survey.stress_average) == (4.2, 1.8)
+    assert not survey.suppressed
 
 
 def test_every_metric_of_the_vocabulary_has_a_measure():
     assert compliance.MEASURES.keys() == METRICS.keys()
 
 
-def test_report_for_a_fixed_moment(db, make, activity):
+def test_report_for_a_fixed_moment(db, make):
     admin = make.admin()
-    activity.act(admin, level=3, category="wellbeing")
+    make.activity.act(admin, level=3, category="wellbeing")
     now = utcnow() + dt.timedelta(days=10)
 
     report = compliance.build_report(db, organization_id=admin.organization_id, framework_id="gri", period="week", now=now)

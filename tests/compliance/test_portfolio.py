@@ -1,4 +1,4 @@
-"""GET /api/bulk/export: the consultant's portfolio, one row per active client (DESIGN §4, §9)."""
+"""GET /api/bulk/export: the consultant's portfolio, one row per active client (docs/decisions.md §4, §9)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,6 @@ import io
 import pytest
 
 from kindling.services import clients
-from tests.factories import clients as relationships
 
 HEADER = ["Client", "Kindness Acts", "Volunteer Hours", "Donations", "Compliance Rate"]
 ROW_FIELDS = {"organizationId", "client", "kindnessActs", "volunteerHours", "donations", "complianceRate"}
@@ -28,14 +27,14 @@ def consultant(make):
     return make.consultant()
 
 
-def test_csv_rows_by_client_name_with_their_figures(client, db, make, activity, consultant, busy):
-    relationships.client(db, consultant, busy)
+def test_csv_rows_by_client_name_with_their_figures(client, db, make, consultant, busy):
+    make.client(consultant, busy)
     zebra, apple = make.admin("zebra Trust"), make.admin("Apple Co-op")
     for admin in (zebra, apple):
-        relationships.client(db, consultant, admin)
-    activity.act(apple, level=4)
-    activity.check_in(apple, apple, hours=1.25)
-    activity.check_in(apple, apple, hours=7, verified=False)
+        make.client(consultant, admin)
+    make.activity.act(apple, level=4)
+    make.activity.check_in(apple, apple, hours=1.25)
+    make.activity.check_in(apple, apple, hours=7, verified=False)
     busy_name = make.organization(busy).name
 
     response = portfolio(client, consultant, format="csv")
@@ -55,11 +54,11 @@ def test_csv_rows_by_client_name_with_their_figures(client, db, make, activity, 
 
 def test_only_active_clients_of_this_consultant(client, db, make, consultant):
     active, ended, invited, elsewhere = (make.admin(f"Client {n}") for n in "ABCD")
-    relationships.client(db, consultant, active)
-    relationships.client(db, consultant, ended)
+    make.client(consultant, active)
+    make.client(consultant, ended)
     clients.end_relationship(db, consultant_id=consultant.user.id, organization_id=ended.organization_id, ended_by="consultant")
-    relationships.invitation(db, consultant, invited)
-    relationships.client(db, make.consultant(), elsewhere)
+    make.invitation(consultant, invited)
+    make.client(make.consultant(), elsewhere)
 
     rows = portfolio(client, consultant, format="json").json()["data"]
 
@@ -72,8 +71,8 @@ def test_no_clients_is_a_header_alone(client, consultant):
     assert body["data"] == []
 
 
-def test_json_rows_and_window(client, db, consultant, busy):
-    relationships.client(db, consultant, busy)
+def test_json_rows_and_window(client, db, make, consultant, busy):
+    make.client(consultant, busy)
 
     before = dt.datetime.now(dt.UTC)
     response = portfolio(client, consultant, format="json", period="week")
@@ -92,12 +91,12 @@ def test_json_rows_and_window(client, db, consultant, busy):
     assert (row["kindnessActs"], row["volunteerHours"], row["donations"], row["complianceRate"]) == (4, 4.5, 35.0, 54.5)
 
 
-def test_period_defaults_to_a_month(client, db, make, activity, consultant):
+def test_period_defaults_to_a_month(client, db, make, consultant):
     admin = make.admin()
-    relationships.client(db, consultant, admin)
-    activity.act(admin, days_ago=29)
-    activity.act(admin, days_ago=31)
-    activity.act(admin, days_ago=89)
+    make.client(consultant, admin)
+    make.activity.act(admin, days_ago=29)
+    make.activity.act(admin, days_ago=31)
+    make.activity.act(admin, days_ago=89)
 
     def acts(**params):
         return portfolio(client, consultant, format="json", **params).json()["data"][0]["kindnessActs"]
@@ -106,14 +105,14 @@ def test_period_defaults_to_a_month(client, db, make, activity, consultant):
     assert (acts(), acts(period="week"), acts(period="quarter"), acts(period="year")) == (1, 0, 3, 3)
 
 
-def test_donations_are_major_units_of_each_clients_currency(client, db, make, activity, consultant):
+def test_donations_are_major_units_of_each_clients_currency(client, db, make, consultant):
     dollars, yen, dinars = make.admin("A dollars"), make.admin("B yen"), make.admin("C dinars")
     for admin, currency in ((yen, "JPY"), (dinars, "KWD")):
         make.organization(admin).currency = currency
     for admin, currency in ((dollars, "USD"), (yen, "JPY"), (dinars, "KWD")):
-        relationships.client(db, consultant, admin)
-        activity.donation(admin, amount=123457, currency=currency)
-        activity.donation(admin, amount=999, currency=currency, status="refunded")
+        make.client(consultant, admin)
+        make.activity.donation(admin, amount=123457, currency=currency)
+        make.activity.donation(admin, amount=999, currency=currency, status="refunded")
 
     rows = csv_rows(portfolio(client, consultant, format="csv"))
 
@@ -125,7 +124,7 @@ def test_donations_are_major_units_of_each_clients_currency(client, db, make, ac
 def test_formula_cells_are_neutralised(client, db, make, consultant, name):
     admin = make.admin()
     make.organization(admin).name = name
-    relationships.client(db, consultant, admin)
+    make.client(consultant, admin)
     db.flush()
 
     rows = csv_rows(portfolio(client, consultant, format="csv"))
@@ -135,7 +134,7 @@ def test_formula_cells_are_neutralised(client, db, make, consultant, name):
 
 
 def test_names_are_quoted_as_rfc_4180_says(client, db, make, consultant):
-    relationships.client(db, consultant, make.admin('Smith, "Jones" & Co\nLondon'))
+    make.client(consultant, make.admin('Smith, "Jones" & Co\nLondon'))
 
     response = portfolio(client, consultant, format="csv")
 
@@ -144,11 +143,11 @@ def test_names_are_quoted_as_rfc_4180_says(client, db, make, consultant):
 
 
 @pytest.mark.parametrize("period", ["week", "month", "quarter", "year"])
-def test_the_export_and_the_compliance_report_agree(client, db, make, activity, consultant, busy, period):
-    relationships.client(db, consultant, busy)
-    activity.act(busy, days_ago=20, level=4)
-    activity.donation(busy, days_ago=60, status="failed")
-    activity.check_in(busy, busy, days_ago=200, verified=False)
+def test_the_export_and_the_compliance_report_agree(client, db, make, consultant, busy, period):
+    make.client(consultant, busy)
+    make.activity.act(busy, days_ago=20, level=4)
+    make.activity.donation(busy, days_ago=60, status="failed")
+    make.activity.check_in(busy, busy, days_ago=200, verified=False)
 
     row = portfolio(client, consultant, format="json", period=period).json()["data"][0]
     report = client.get("/api/compliance/gri", params={"period": period}, headers=busy.headers).json()["data"]
@@ -175,7 +174,7 @@ def test_only_consultants_export(client, make):
         assert response.json()["code"] == "forbidden"
 
 
-def test_exports_count_against_the_bulk_limit(client, consultant):
+def test_exports_count_against_the_bulk_limit(rate_window, client, consultant):
     for _ in range(10):
         response = portfolio(client, consultant, format="json")
         assert response.status_code == 200

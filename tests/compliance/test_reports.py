@@ -1,12 +1,14 @@
-"""GET /api/compliance/{framework}: indicators, evidence and the compliance rate (DESIGN §8, §9)."""
+"""GET /api/compliance/{framework}: indicators, evidence and the compliance rate (docs/decisions.md §8, §9)."""
 
 from __future__ import annotations
 
 import datetime as dt
 
 import pytest
+import yaml
 
 from kindling.compliance import load_frameworks
+from kindling.web.app import SPEC
 
 REPORT_FIELDS = {"framework", "organizationId", "period", "from", "to", "generatedAt", "complianceRate", "indicators"}
 
@@ -75,10 +77,10 @@ def test_the_window_is_rolling_and_ends_now(client, busy):
 
 
 @pytest.mark.parametrize(("period", "days"), [("week", 7), ("month", 30), ("quarter", 90), ("year", 365)])
-def test_each_period_counts_only_its_window(client, make, activity, period, days):
+def test_each_period_counts_only_its_window(client, make, period, days):
     admin = make.admin()
-    activity.act(admin, days_ago=days - 0.5, level=3)
-    activity.act(admin, days_ago=days + 0.5, level=1)
+    make.activity.act(admin, days_ago=days - 0.5, level=3)
+    make.activity.act(admin, days_ago=days + 0.5, level=1)
 
     data = report(client, admin, framework="b-corp", period=period)
 
@@ -88,13 +90,13 @@ def test_each_period_counts_only_its_window(client, make, activity, period, days
     assert end - start == dt.timedelta(days=days)
 
 
-def test_records_belong_to_the_period_they_were_made_in(client, make, activity):
+def test_records_belong_to_the_period_they_were_made_in(client, make):
     admin = make.admin()
     # Made 40 days ago, succeeded since: outside the month, whenever it settled.
-    activity.donation(admin, days_ago=40, amount=9900)
-    activity.check_in(admin, admin, days_ago=40, hours=5)
-    activity.donation(admin, days_ago=2, amount=100)
-    activity.check_in(admin, admin, days_ago=2, hours=1)
+    make.activity.donation(admin, days_ago=40, amount=9900)
+    make.activity.check_in(admin, admin, days_ago=40, hours=5)
+    make.activity.donation(admin, days_ago=2, amount=100)
+    make.activity.check_in(admin, admin, days_ago=2, hours=1)
 
     month = indicators(report(client, admin, framework="social-value"))
     quarter = indicators(report(client, admin, framework="social-value", period="quarter"))
@@ -105,9 +107,9 @@ def test_records_belong_to_the_period_they_were_made_in(client, make, activity):
     assert quarter["NT29"]["value"] == 6.0
 
 
-def test_a_pending_donation_counts_without_evidence_until_it_succeeds(client, make, activity, db):
+def test_a_pending_donation_counts_without_evidence_until_it_succeeds(client, make, db):
     admin = make.admin()
-    donation = activity.donation(admin, status="pending")
+    donation = make.activity.donation(admin, status="pending")
     assert report(client, admin)["complianceRate"] == 0.0
     assert indicators(report(client, admin))["201-1"]["evidence"] == {"verified": 0, "total": 1}
 
@@ -133,31 +135,32 @@ def test_no_activity_is_a_rate_of_zero(client, make):
     ]
 
 
-def test_other_organizations_records_do_not_count(client, busy, make, activity):
+def test_other_organizations_records_do_not_count(client, busy, make):
     other = make.admin()
-    activity.act(other, level=1)
-    activity.donation(other, status="failed")
+    make.activity.act(other, level=1)
+    make.activity.donation(other, status="failed")
 
     assert report(client, busy)["complianceRate"] == 54.5
     assert report(client, other)["complianceRate"] == 0.0
     assert indicators(report(client, other))["403-6"]["evidence"] == {"verified": 0, "total": 0}
 
 
-def test_wellbeing_values_are_withheld_below_five_respondents(client, make, activity):
+def test_wellbeing_values_are_withheld_until_a_week_is_published(client, make):
     admin = make.admin()
     members = [make.member(admin) for _ in range(5)]
-    for member, mood in zip(members[:4], (5, 4, 3, 3)):
-        activity.response(member, mood=mood, stress=2)
-    activity.response(members[0], mood=1, stress=5)  # a second answer by the same person
+    for member, mood in zip(members[:4], (5, 4, 3, 3), strict=True):
+        make.activity.response(member, mood=mood, stress=2)
+    make.activity.response(members[0], mood=1, stress=5)  # a second answer by the same person
 
+    # Nothing is published, so nothing is shown: not even how many answered.
     withheld = indicators(report(client, admin, framework="un-sdg"))
     assert withheld["3.4"]["value"] is None and withheld["8.8"]["value"] is None
-    assert withheld["3.4"]["evidence"] == {"verified": 5, "total": 5}
+    assert withheld["3.4"]["evidence"] == {"verified": 0, "total": 0}
     participation = indicators(report(client, admin, framework="sasb"))["SV-PS-330a.3"]
     assert participation["value"] is None
-    assert participation["evidence"] == {"verified": 4, "total": 6}
+    assert participation["evidence"] == {"verified": 0, "total": 6}
 
-    activity.response(members[4], mood=2, stress=4)
+    make.activity.response(members[4], mood=2, stress=4)
 
     shown = indicators(report(client, admin, framework="un-sdg"))
     assert shown["3.4"] == {**shown["3.4"], "value": 3.0, "unit": "score 1-5", "evidence": {"verified": 6, "total": 6}}
@@ -167,20 +170,20 @@ def test_wellbeing_values_are_withheld_below_five_respondents(client, make, acti
     assert participation["evidence"] == {"verified": 5, "total": 6}
 
 
-def test_wellbeing_answers_outside_the_period_do_not_count(client, make, activity):
+def test_wellbeing_answers_outside_the_period_do_not_count(client, make):
     admin = make.admin()
     for _ in range(5):
-        activity.response(make.member(admin), days_ago=31)
+        make.activity.response(make.member(admin), days_ago=31)
 
     assert indicators(report(client, admin, framework="un-sdg"))["3.4"]["value"] is None
     assert indicators(report(client, admin, framework="un-sdg", period="quarter"))["3.4"]["value"] == 4.0
 
 
-def test_donation_amounts_are_in_the_organizations_currency(client, make, activity):
+def test_donation_amounts_are_in_the_organizations_currency(client, make):
     admin = make.admin()
     organization = make.organization(admin)
     organization.currency = "JPY"
-    activity.donation(admin, amount=2500, currency="JPY")
+    make.activity.donation(admin, amount=2500, currency="JPY")
 
     line = indicators(report(client, admin, framework="social-value"))["NT28"]
 
@@ -196,13 +199,16 @@ def test_every_framework_reports_its_codes_in_file_order(client, make, framework
     assert data["framework"] == framework_id
 
 
-def test_unknown_framework_is_404_naming_the_supported_ones(client, make):
+def test_unknown_framework_is_400(client, make):
     response = client.get("/api/compliance/iso-26000", headers=make.admin().headers)
 
-    assert response.status_code == 404
-    body = response.json()
-    assert body["code"] == "not_found"
-    assert body["details"]["supported"] == sorted(load_frameworks())
+    assert response.status_code == 400
+    assert response.json()["code"] == "validation_error"
+
+
+def test_the_contract_names_exactly_the_supported_frameworks():
+    spec = yaml.safe_load(SPEC.read_text())
+    assert spec["components"]["schemas"]["ComplianceFramework"]["enum"] == sorted(load_frameworks())
 
 
 def test_an_unknown_period_is_400(client, make):

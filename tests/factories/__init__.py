@@ -1,58 +1,33 @@
-"""Test data, created through the same services the API uses; one module per domain."""
+"""Test data, created through the same services the API uses; one module per domain.
+
+`Factories` (the `make` fixture) is the one way tests create records: it mixes in each
+domain's factory methods, and `make.activity` makes records dated some days ago. The
+plain helpers that create no records (signed payloads, positions, constants) stay in
+their domain's module.
+"""
 
 from __future__ import annotations
 
-import itertools
-from dataclasses import dataclass
-
 from sqlalchemy.orm import Session
 
-from kindling.persistence.accounts import Organization, User
-from kindling.services import accounts
+from kindling.infrastructure.cache import Cache
+from tests.factories.accounts import PASSWORD, Account, Accounts
+from tests.factories.activity import Activity
+from tests.factories.clients import Clients
+from tests.factories.donations import Donations
+from tests.factories.kindness import Kindness
+from tests.factories.themes import Themes
+from tests.factories.volunteering import Volunteering
+from tests.factories.webhooks import Webhooks
+from tests.factories.wellbeing import Wellbeing
 
-PASSWORD = "correct horse battery"
-_sequence = itertools.count(1)
-
-
-@dataclass
-class Account:
-    user: User
-    token: str
-
-    @property
-    def headers(self) -> dict:
-        return {"Authorization": f"Bearer {self.token}"}
-
-    @property
-    def organization_id(self) -> str | None:
-        return self.user.organization_id
+__all__ = ["PASSWORD", "Account", "Factories"]
 
 
-class Factories:
-    def __init__(self, db: Session) -> None:
+class Factories(Accounts, Clients, Donations, Kindness, Themes, Volunteering, Webhooks, Wellbeing):
+    """Records made in `db`; kindness acts also update statistics kept in `cache`."""
+
+    def __init__(self, db: Session, cache: Cache) -> None:
         self.db = db
-
-    def _account(self, **fields) -> Account:
-        n = next(_sequence)
-        fields.setdefault("email", f"person{n}@example.test")
-        fields.setdefault("name", f"Person {n}")
-        user = accounts.sign_up(self.db, password=PASSWORD, **fields)
-        token, _ = accounts.start_session(self.db, user)
-        self.db.flush()
-        return Account(user, token)
-
-    def admin(self, organization_name: str | None = None, **fields) -> Account:
-        """The admin of a new organization."""
-        name = organization_name or f"Organization {next(_sequence)}"
-        return self._account(organization_name=name, **fields)
-
-    def member(self, of: Account | Organization, **fields) -> Account:
-        """A member of the organization of `of` (an admin account or an organization)."""
-        organization = of if isinstance(of, Organization) else self.db.get(Organization, of.organization_id)
-        return self._account(join_code=organization.join_code, **fields)
-
-    def consultant(self, **fields) -> Account:
-        return self._account(account_type="consultant", **fields)
-
-    def organization(self, account: Account) -> Organization:
-        return self.db.get(Organization, account.organization_id)
+        self.cache = cache
+        self.activity = Activity(self)

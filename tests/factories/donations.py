@@ -12,18 +12,23 @@ from sqlalchemy.orm import Session
 
 from kindling.persistence.donations import Donation
 from kindling.services import donations
-from tests.factories import Account
+from tests.factories.accounts import Account
 from tests.factories.principals import principal
 
 PAYMENT_SECRET = "whsec_test_payments_0123456789abcdef"
 _events = itertools.count(1)
 
 
-def donation(db: Session, account: Account, *, amount: int = 2500, currency: str = "USD") -> Donation:
-    """A pending donation by `account`."""
-    return donations.create_donation(
-        db, caller=principal(account), amount=amount, currency=currency, recipient_name="Shelter Trust"
-    )
+class Donations:
+    """Methods of `make` (`tests.factories.Factories`)."""
+
+    db: Session
+
+    def donation(self, account: Account, *, amount: int = 2500, currency: str = "USD") -> Donation:
+        """A pending donation by `account`."""
+        return donations.create_donation(
+            self.db, caller=principal(account), amount=amount, currency=currency, recipient_name="Shelter Trust"
+        )
 
 
 def payment_event(event_type: str, donation: Donation, *, event_id: str | None = None, **fields) -> dict:

@@ -1,31 +1,28 @@
-"""Kindness acts, recorded through the service the API uses."""
+"""Kindness acts, recorded and verified through the services the API uses."""
 
 from __future__ import annotations
 
 import datetime as dt
 import itertools
 
+from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from kindling.access import Principal
-from kindling.cache import Cache
+from kindling.infrastructure.cache import Cache
+from kindling.persistence.accounts import Organization, User
 from kindling.persistence.kindness import KindnessAct
-from kindling.services import kindness
-from tests.factories import Account
+from kindling.services import kindness, verification, verification_status
+from tests.factories.accounts import Account
+from tests.factories.principals import principal
 
 _sequence = itertools.count(1)
 
 
-def principal(account: Account) -> Principal:
-    """The caller an account's session stands for."""
-    user = account.user
-    return Principal(user.id, user.account_type, user.organization_id, user.role, "factory")
+class Kindness:
+    """Methods of `make` (`tests.factories.Factories`); `approver` makes new admins with `member`."""
 
-
-class KindnessFactory:
-    def __init__(self, db: Session, cache: Cache) -> None:
-        self.db = db
-        self.cache = cache
+    db: Session
+    cache: Cache
 
     def act(
         self,
@@ -33,15 +30,59 @@ class KindnessFactory:
         recipient: Account | str | None = None,
         *,
         at: dt.datetime | None = None,
+        verified_level: int = 1,
         **fields,
     ) -> KindnessAct:
-        """An act `sender` did for `recipient` (an account, an id, or by default a new outsider) at `at`."""
+        """An act `sender` did for `recipient` (an account, an id, or by default a new outsider) at `at`.
+
+        With `verified_level`, the act asks for that level (unless `verification_level` says
+        otherwise) and its evidence is recorded by whoever may give it.
+        """
         if recipient is None:
             recipient = f"outsider-{next(_sequence)}"
         recipient_id = recipient.user.id if isinstance(recipient, Account) else recipient
         fields.setdefault("description", "Covered a shift")
         fields.setdefault("category", "peer_recognition")
-        fields.setdefault("verification_level", 1)
-        return kindness.create_act(
+        fields.setdefault("verification_level", verified_level)
+        act = kindness.create_act(
             self.db, self.cache, caller=principal(sender), recipient_id=recipient_id, created_at=at, **fields
         )
+        if verified_level > 1:
+            self.verify(act, verified_level)
+        return act
+
+    def verify(self, act: KindnessAct, level: int, *, confirm: bool = True) -> None:
+        """Record the evidence of `level` for `act` (or its refusal), by someone who may give it."""
+        member_recipient = verification_status.recipient_is_member(
+            self.db, organization_id=act.organization_id, recipient_id=act.recipient_id
+        )
+        if level in (3, 4) or (level == 2 and member_recipient):
+            decider = self.db.get(User, act.recipient_id) if level == 2 else self.approver(act)
+            decision = ("confirm" if confirm else "dispute") if level == 2 else ("approve" if confirm else "reject")
+            verification.decide(
+                self.db, self.cache, caller=principal(decider), act_id=act.id, level=level, decision=decision,
+                reference=f"HR-{act.id[:8]}" if level == 4 else None,
+            )
+            return
+        sender = principal(self.db.get(User, act.user_id))
+        _, token = verification.request_attestation(
+            self.db, caller=sender, act_id=act.id, level=level, attester_name="Ada Attester",
+            attester_organization="Town Food Bank",
+        )
+        verification.answer_attestation(
+            self.db, self.cache, token=token, decision="confirm" if confirm else "decline", name="Ada Attester"
+        )
+
+    def approver(self, act: KindnessAct) -> User:
+        """An admin of the act's organization other than its sender: an existing one, else a new one."""
+        existing = self.db.scalar(
+            select(User)
+            .where(User.organization_id == act.organization_id, User.role == "admin", User.id != act.user_id)
+            .order_by(User.created_at, User.id)
+        )
+        if existing is not None:
+            return existing
+        approver = self.member(self.db.get(Organization, act.organization_id)).user
+        approver.role = "admin"
+        self.db.flush()
+        return approver

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from kindling.access import Principal
-from tests.factories import Account
+from kindling.domain.access import Principal
+from kindling.persistence.accounts import User
+from tests.factories.accounts import Account
 
 
-def principal(account: Account) -> Principal:
-    """The caller `account` is, as the security step would resolve it."""
-    user = account.user
+def principal(account: Account | User) -> Principal:
+    """The caller `account` (or a user) is, as the security step would resolve it."""
+    user = account.user if isinstance(account, Account) else account
     return Principal(
         user_id=user.id,
         account_type=user.account_type,

@@ -7,17 +7,22 @@ from sqlalchemy.orm import Session
 from kindling.persistence.themes import OrganizationTheme
 from kindling.services import themes
 from kindling.themes import generate_theme
-from tests.factories import Account
+from tests.factories.accounts import Account
 
 
-def saved_theme(db: Session, consultant: Account, admin: Account, theme: dict | None = None) -> OrganizationTheme:
-    """`theme` (by default one generated from #3366ff) saved by `consultant` for `admin`'s organization.
+class Themes:
+    """Methods of `make` (`tests.factories.Factories`)."""
 
-    The consultant must already have an active relationship with the organization.
-    """
-    return themes.save_theme(
-        db,
-        consultant_id=consultant.user.id,
-        organization_id=admin.organization_id,
-        theme=theme or generate_theme("#3366ff"),
-    )
+    db: Session
+
+    def saved_theme(self, consultant: Account, admin: Account, theme: dict | None = None) -> OrganizationTheme:
+        """`theme` (by default one generated from #3366ff) saved by `consultant` for `admin`'s organization.
+
+        The consultant must already have an active relationship with the organization.
+        """
+        return themes.save_theme(
+            self.db,
+            consultant_id=consultant.user.id,
+            organization_id=admin.organization_id,
+            theme=theme or generate_theme("#3366ff"),
+        )

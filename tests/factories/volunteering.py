@@ -11,35 +11,40 @@ from sqlalchemy.orm import Session
 from kindling.persistence.base import utcnow
 from kindling.persistence.volunteering import VolunteerOpportunity
 from kindling.services import volunteering
-from tests.factories import Account
+from tests.factories.accounts import Account
 
 CENTRE = (51.5007, -0.1246)
 _sequence = itertools.count(1)
 
 
-def opportunity(
-    db: Session,
-    admin: Account,
-    *,
-    starts_at: dt.datetime | None = None,
-    ends_at: dt.datetime | None = None,
-    radius_meters: int = 200,
-    location: tuple[float, float] = CENTRE,
-) -> VolunteerOpportunity:
-    """An opportunity of the admin's organization, open for check-in now unless told otherwise."""
-    starts_at = starts_at or utcnow() - dt.timedelta(minutes=10)
-    ends_at = ends_at or starts_at + dt.timedelta(hours=2)
-    return volunteering.create_opportunity(
-        db,
-        organization_id=admin.organization_id,
-        created_by=admin.user.id,
-        title=f"Beach clean-up {next(_sequence)}",
-        starts_at=starts_at,
-        ends_at=ends_at,
-        latitude=location[0],
-        longitude=location[1],
-        radius_meters=radius_meters,
-    )
+class Volunteering:
+    """Methods of `make` (`tests.factories.Factories`)."""
+
+    db: Session
+
+    def opportunity(
+        self,
+        admin: Account,
+        *,
+        starts_at: dt.datetime | None = None,
+        ends_at: dt.datetime | None = None,
+        radius_meters: int = 200,
+        location: tuple[float, float] = CENTRE,
+    ) -> VolunteerOpportunity:
+        """An opportunity of the admin's organization, open for check-in now unless told otherwise."""
+        starts_at = starts_at or utcnow() - dt.timedelta(minutes=10)
+        ends_at = ends_at or starts_at + dt.timedelta(hours=2)
+        return volunteering.create_opportunity(
+            self.db,
+            organization_id=admin.organization_id,
+            created_by=admin.user.id,
+            title=f"Beach clean-up {next(_sequence)}",
+            starts_at=starts_at,
+            ends_at=ends_at,
+            latitude=location[0],
+            longitude=location[1],
+            radius_meters=radius_meters,
+        )
 
 
 def north_of(point: tuple[float, float], meters: float) -> tuple[float, float]:

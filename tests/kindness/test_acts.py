@@ -1,4 +1,4 @@
-"""Recording, reading, changing and listing kindness acts over HTTP (DESIGN §6)."""
+"""Recording, reading, changing and listing kindness acts over HTTP (docs/decisions.md §6)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from sqlalchemy import func, select
 from kindling.persistence.kindness import KindnessAct, KindnessRecipientTally, KindnessTally
 
 ACT_FIELDS = {
-    "id", "description", "category", "verificationLevel", "recipientId", "userId",
+    "id", "description", "category", "verificationLevel", "verifiedLevel", "verification", "recipientId", "userId",
     "organizationId", "media", "createdAt", "updatedAt", "rippleScore",
 }
 IMAGE = {"type": "image", "url": "https://cdn.example.test/thanks.png"}
@@ -49,7 +49,10 @@ def test_create_takes_sender_and_organization_from_the_session(client, make):
     assert act["organizationId"] == member.organization_id
     assert act["description"] == "Walked a new colleague through the build"
     assert act["media"] == [IMAGE]
-    assert act["rippleScore"] == 2
+    # Level 2 is asked for, not yet evidenced: the recipient, a user of the organization, must confirm it.
+    assert (act["verificationLevel"], act["verifiedLevel"]) == (2, 1)
+    assert act["verification"] == {"status": "pending", "requestedLevel": 2, "awaiting": "recipient"}
+    assert act["rippleScore"] == 1
     assert act["createdAt"] == act["updatedAt"]
     assert client.get(f"/api/kindness/{act['id']}", headers=admin.headers).json()["data"] == act
 
@@ -151,9 +154,9 @@ def test_recognising_yourself_is_refused(client, make, db):
     assert stored(db) == before
 
 
-def test_consultants_and_anonymous_callers_are_kept_out(client, make, acts):
+def test_consultants_and_anonymous_callers_are_kept_out(client, make):
     admin = make.admin()
-    act = acts.act(admin)
+    act = make.act(admin)
     consultant = make.consultant()
     requests = [
         ("post", "/api/kindness", valid_body()),
@@ -170,10 +173,10 @@ def test_consultants_and_anonymous_callers_are_kept_out(client, make, acts):
         assert anonymous.json()["error"]
 
 
-def test_another_organizations_act_is_not_found(client, make, acts):
+def test_another_organizations_act_is_not_found(client, make):
     mine = make.admin()
     theirs = make.admin()
-    act = acts.act(theirs)
+    act = make.act(theirs)
     foreign = client.get(f"/api/kindness/{act.id}", headers=mine.headers)
     missing = client.get("/api/kindness/00000000-0000-0000-0000-000000000000", headers=mine.headers)
     assert foreign.status_code == missing.status_code == 404
@@ -186,9 +189,9 @@ def test_another_organizations_act_is_not_found(client, make, acts):
 # --- update ---
 
 
-def test_sender_changes_content_and_updated_at_moves(client, make, acts):
+def test_sender_changes_content_and_updated_at_moves(client, make):
     sender = make.admin()
-    act = acts.act(sender, at=T0, media=[IMAGE])
+    act = make.act(sender, at=T0, media=[IMAGE])
     response = client.put(
         f"/api/kindness/{act.id}",
         json={"description": "  Better words ", "category": "community", "media": []},
@@ -203,14 +206,16 @@ def test_sender_changes_content_and_updated_at_moves(client, make, acts):
     assert client.get(f"/api/kindness/{act.id}", headers=sender.headers).json()["data"] == data
 
 
-def test_admin_who_is_not_the_sender_changes_only_the_verification_level(client, make, acts, db):
+def test_admin_who_is_not_the_sender_changes_only_the_verification_level(client, make, db):
     admin = make.admin()
     sender = make.member(admin)
-    act = acts.act(sender, verification_level=1)
+    act = make.act(sender, verification_level=1)
     response = client.put(f"/api/kindness/{act.id}", json={"verificationLevel": 4}, headers=admin.headers)
     assert response.status_code == 200
-    assert response.json()["data"]["verificationLevel"] == 4
-    assert response.json()["data"]["rippleScore"] == 4
+    data = response.json()["data"]
+    # A new request, pending again; nothing is verified by changing what is asked for.
+    assert (data["verificationLevel"], data["verifiedLevel"], data["rippleScore"]) == (4, 1, 1)
+    assert data["verification"] == {"status": "pending", "requestedLevel": 4, "awaiting": "admin"}
     before = stored(db)
     for body in ({"description": "rewritten"}, {"category": "wellbeing"}, {"media": []}, {"verificationLevel": 5, "description": "x"}):
         response = client.put(f"/api/kindness/{act.id}", json=body, headers=admin.headers)
@@ -218,9 +223,9 @@ def test_admin_who_is_not_the_sender_changes_only_the_verification_level(client,
     assert stored(db) == before
 
 
-def test_admin_sender_changes_everything(client, make, acts):
+def test_admin_sender_changes_everything(client, make):
     admin = make.admin()
-    act = acts.act(admin)
+    act = make.act(admin)
     body = {"description": "All of it", "category": "wellbeing", "media": [IMAGE], "verificationLevel": 5}
     response = client.put(f"/api/kindness/{act.id}", json=body, headers=admin.headers)
     assert response.status_code == 200
@@ -228,11 +233,11 @@ def test_admin_sender_changes_everything(client, make, acts):
     assert (data["description"], data["category"], data["media"], data["verificationLevel"]) == ("All of it", "wellbeing", [IMAGE], 5)
 
 
-def test_members_may_not_raise_verification_or_change_others_acts(client, make, acts, db):
+def test_members_may_not_raise_verification_or_change_others_acts(client, make, db):
     admin = make.admin()
     sender = make.member(admin)
     bystander = make.member(admin)
-    act = acts.act(sender)
+    act = make.act(sender)
     before = stored(db)
     assert client.put(f"/api/kindness/{act.id}", json={"verificationLevel": 5}, headers=sender.headers).status_code == 403
     assert client.put(f"/api/kindness/{act.id}", json={"verificationLevel": 1}, headers=sender.headers).status_code == 403
@@ -256,9 +261,9 @@ INVALID_UPDATES = [
 
 
 @pytest.mark.parametrize("body", INVALID_UPDATES, ids=lambda body: ",".join(body) or "empty")
-def test_update_refuses_bad_input_and_changes_nothing(client, make, acts, db, body):
+def test_update_refuses_bad_input_and_changes_nothing(client, make, db, body):
     admin = make.admin()
-    act = acts.act(admin)
+    act = make.act(admin)
     before = stored(db)
     response = client.put(f"/api/kindness/{act.id}", json=body, headers=admin.headers)
     assert response.status_code == 400
@@ -273,22 +278,22 @@ def ids(page: dict) -> list[str]:
     return [act["id"] for act in page["data"]]
 
 
-def test_list_is_newest_first_and_scoped_to_the_organization(client, make, acts):
+def test_list_is_newest_first_and_scoped_to_the_organization(client, make):
     admin = make.admin()
     other = make.admin()
-    mine = [acts.act(admin, at=T0 + dt.timedelta(hours=hour)) for hour in (3, 1, 2)]
-    acts.act(other, at=T0)
+    mine = [make.act(admin, at=T0 + dt.timedelta(hours=hour)) for hour in (3, 1, 2)]
+    make.act(other, at=T0)
     page = client.get("/api/kindness", headers=admin.headers).json()
     assert ids(page) == [mine[0].id, mine[2].id, mine[1].id]
     assert page["nextCursor"] is None
 
 
-def test_list_filters_by_category_and_sender(client, make, acts):
+def test_list_filters_by_category_and_sender(client, make):
     admin = make.admin()
     member = make.member(admin)
-    community = acts.act(admin, category="community", at=T0)
-    acts.act(admin, category="wellbeing", at=T0)
-    by_member = acts.act(member, category="community", at=T0 + dt.timedelta(seconds=1))
+    community = make.act(admin, category="community", at=T0)
+    make.act(admin, category="wellbeing", at=T0)
+    by_member = make.act(member, category="community", at=T0 + dt.timedelta(seconds=1))
     assert ids(client.get("/api/kindness?category=community", headers=admin.headers).json()) == [by_member.id, community.id]
     assert ids(client.get(f"/api/kindness?userId={member.user.id}", headers=admin.headers).json()) == [by_member.id]
     both = client.get(f"/api/kindness?userId={admin.user.id}&category=community", headers=admin.headers).json()
@@ -296,14 +301,14 @@ def test_list_filters_by_category_and_sender(client, make, acts):
     assert client.get("/api/kindness?userId=nobody", headers=admin.headers).json() == {"data": [], "nextCursor": None}
 
 
-def test_date_filters_are_inclusive(client, make, acts):
+def test_date_filters_are_inclusive(client, make):
     admin = make.admin()
     day = dt.timedelta(days=1)
     tick = dt.timedelta(microseconds=1)
-    before_day = acts.act(admin, at=T0 - tick)
-    first = acts.act(admin, at=T0)
-    last = acts.act(admin, at=T0 + day - tick)
-    next_day = acts.act(admin, at=T0 + day)
+    before_day = make.act(admin, at=T0 - tick)
+    first = make.act(admin, at=T0)
+    last = make.act(admin, at=T0 + day - tick)
+    next_day = make.act(admin, at=T0 + day)
 
     def listed(query: str) -> list[str]:
         response = client.get(f"/api/kindness?{query}", headers=admin.headers)
@@ -324,9 +329,9 @@ def test_date_filters_are_inclusive(client, make, acts):
     "startDate=0001-01-01T00:00:00%2B01:00",
     "startDate=0001-01-01T00:00:00%2B01:00&endDate=9999-12-31",
 ])
-def test_date_filters_at_the_ends_of_time_leave_that_side_open(client, make, acts, query):
+def test_date_filters_at_the_ends_of_time_leave_that_side_open(client, make, query):
     admin = make.admin()
-    act = acts.act(admin, at=T0)
+    act = make.act(admin, at=T0)
     response = client.get(f"/api/kindness?{query}", headers=admin.headers)
     assert response.status_code == 200, response.json()
     assert ids(response.json()) == [act.id]
@@ -394,30 +399,30 @@ def walk(client, account, **filters) -> tuple[list[str], int]:
             return seen, pages
 
 
-def test_cursor_walk_visits_every_act_once_in_order(client, make, acts):
+def test_cursor_walk_visits_every_act_once_in_order(client, make):
     admin = make.admin()
     # Three acts per instant, so that ties on createdAt are broken by id.
-    made = [acts.act(admin, at=T0 + dt.timedelta(minutes=n // 3)) for n in range(25)]
+    made = [make.act(admin, at=T0 + dt.timedelta(minutes=n // 3)) for n in range(25)]
     expected = [act.id for act in sorted(made, key=lambda act: (act.created_at, act.id), reverse=True)]
     seen, pages = walk(client, admin)
     assert seen == expected
     assert pages == 3
 
 
-def test_a_full_last_page_has_no_next_cursor(client, make, acts):
+def test_a_full_last_page_has_no_next_cursor(client, make):
     admin = make.admin()
     for n in range(10):
-        acts.act(admin, at=T0 + dt.timedelta(minutes=n))
+        make.act(admin, at=T0 + dt.timedelta(minutes=n))
     page = client.get("/api/kindness?limit=10", headers=admin.headers).json()
     assert len(page["data"]) == 10 and page["nextCursor"] is None
 
 
-def test_cursor_is_stable_under_inserts(client, make, acts):
+def test_cursor_is_stable_under_inserts(client, make):
     admin = make.admin()
-    made = [acts.act(admin, at=T0 + dt.timedelta(minutes=n)) for n in range(15)]
+    made = [make.act(admin, at=T0 + dt.timedelta(minutes=n)) for n in range(15)]
     first = client.get("/api/kindness?limit=5", headers=admin.headers).json()
     for n in range(5):
-        acts.act(admin, at=T0 + dt.timedelta(days=1, minutes=n))
+        make.act(admin, at=T0 + dt.timedelta(days=1, minutes=n))
     rest, cursor = [], first["nextCursor"]
     while cursor:
         page = client.get("/api/kindness", params={"limit": 5, "cursor": cursor}, headers=admin.headers).json()
@@ -426,19 +431,19 @@ def test_cursor_is_stable_under_inserts(client, make, acts):
     assert ids(first) + rest == [act.id for act in reversed(made)]
 
 
-def test_cursor_walk_keeps_its_filters(client, make, acts):
+def test_cursor_walk_keeps_its_filters(client, make):
     admin = make.admin()
-    wanted = [acts.act(admin, category="wellbeing", at=T0 + dt.timedelta(minutes=n)) for n in range(12)]
+    wanted = [make.act(admin, category="wellbeing", at=T0 + dt.timedelta(minutes=n)) for n in range(12)]
     for n in range(12):
-        acts.act(admin, category="community", at=T0 + dt.timedelta(minutes=n))
+        make.act(admin, category="community", at=T0 + dt.timedelta(minutes=n))
     seen, _ = walk(client, admin, category="wellbeing")
     assert seen == [act.id for act in reversed(wanted)]
 
 
-def test_default_limit_is_100(client, make, acts, db):
+def test_default_limit_is_100(client, make, db):
     admin = make.admin()
     for n in range(101):
-        acts.act(admin, at=T0 + dt.timedelta(seconds=n))
+        make.act(admin, at=T0 + dt.timedelta(seconds=n))
     page = client.get("/api/kindness", headers=admin.headers).json()
     assert len(page["data"]) == 100 and page["nextCursor"]
     assert db.scalar(select(func.count()).where(KindnessAct.organization_id == admin.organization_id)) == 101

@@ -12,8 +12,10 @@ import requests
 from sqlalchemy import delete, select
 from sqlalchemy.orm import Session
 
-from kindling.persistence.accounts import Organization, Session as UserSession, User
+from kindling.persistence.accounts import Organization, User
+from kindling.persistence.accounts import Session as UserSession
 from kindling.persistence.kindness import KindnessAct, KindnessRecipientTally, KindnessTally
+from tests.evidence.cleanup import forget_evidence
 from tests.factories import PASSWORD
 
 PEOPLE = 5
@@ -69,6 +71,7 @@ def test_concurrent_creates_keep_ripple_counts_exact(live_server, runtime):
 def forget(db: Session, organization_id: str) -> None:
     """Remove what the server committed, so that other tests find the database as they expect."""
     users = select(User.id).where(User.organization_id == organization_id)
+    forget_evidence(db, organization_id)
     for model in (KindnessAct, KindnessTally, KindnessRecipientTally):
         db.execute(delete(model).where(model.organization_id == organization_id))
     db.execute(delete(UserSession).where(UserSession.user_id.in_(users)))

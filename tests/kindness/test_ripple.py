@@ -1,4 +1,4 @@
-"""Ripple scores (DESIGN §6): pay-it-forward chains, the 30-day window edge, the cap, exactness."""
+"""Ripple scores (docs/decisions.md §6): pay-it-forward chains, the 30-day window edge, the cap, exactness."""
 
 from __future__ import annotations
 
@@ -9,8 +9,9 @@ import random
 from sqlalchemy import select
 
 from kindling.persistence.kindness import KindnessAct, KindnessRecipientTally, KindnessTally
+from kindling.persistence.verification import VerificationDecision
 from kindling.services import kindness
-from tests.factories.kindness import principal
+from tests.factories.principals import principal
 
 T0 = dt.datetime(2024, 3, 1, 9, 30, tzinfo=dt.UTC)
 DAY = dt.timedelta(days=1)
@@ -23,54 +24,67 @@ def score(client, account, act) -> float:
     return response.json()["data"]["rippleScore"]
 
 
-def test_acts_passed_on_within_30_days_raise_the_score(client, make, acts):
+def test_acts_passed_on_within_30_days_raise_the_score(client, make):
     a = make.admin()
     b, c = make.member(a), make.member(a)
-    given = acts.act(a, b, at=T0, verification_level=2)
+    given = make.act(a, b, at=T0, verified_level=2)
     assert score(client, a, given) == 2
-    acts.act(b, c, at=T0 + DAY)
+    make.act(b, c, at=T0 + DAY)
     assert score(client, a, given) == 2.5
-    acts.act(b, "outsider", at=T0 + 10 * DAY)
+    make.act(b, "outsider", at=T0 + 10 * DAY)
     assert score(client, a, given) == 3
     # Acts given to b, or sent by others, are not b passing it on.
-    acts.act(c, b, at=T0 + 2 * DAY)
-    acts.act(c, a, at=T0 + 2 * DAY)
+    make.act(c, b, at=T0 + 2 * DAY)
+    make.act(c, a, at=T0 + 2 * DAY)
     assert score(client, a, given) == 3
 
 
-def test_window_is_after_the_act_up_to_and_including_30_days(client, make, acts):
+def test_window_is_after_the_act_up_to_and_including_30_days(client, make):
     a = make.admin()
     b = make.member(a)
-    given = acts.act(a, b, at=T0)
-    acts.act(b, a, at=T0 - TICK)  # before
-    acts.act(b, a, at=T0)  # same instant: not after
-    acts.act(b, a, at=T0 + 30 * DAY + TICK)  # just past the window
+    given = make.act(a, b, at=T0)
+    make.act(b, a, at=T0 - TICK)  # before
+    make.act(b, a, at=T0)  # same instant: not after
+    make.act(b, a, at=T0 + 30 * DAY + TICK)  # just past the window
     assert score(client, a, given) == 1
-    acts.act(b, a, at=T0 + TICK)  # first instant inside
-    acts.act(b, a, at=T0 + 30 * DAY)  # last instant inside
+    make.act(b, a, at=T0 + TICK)  # first instant inside
+    make.act(b, a, at=T0 + 30 * DAY)  # last instant inside
     assert score(client, a, given) == 2
 
 
-def test_score_is_capped_at_ten_passed_on_acts(client, make, acts):
+def test_only_evidenced_levels_count(client, make):
     a = make.admin()
     b = make.member(a)
-    low = acts.act(a, b, at=T0, verification_level=1)
-    high = acts.act(a, b, at=T0, verification_level=5)
+    asked = make.act(a, b, at=T0, verification_level=5)
+    assert score(client, a, asked) == 1
+    make.verify(asked, 3)
+    assert score(client, a, asked) == 3
+    make.verify(asked, 2, confirm=False)  # a refused lower level takes nothing away
+    assert score(client, a, asked) == 3
+    make.verify(asked, 5)
+    assert score(client, a, asked) == 5
+
+
+def test_score_is_capped_at_ten_passed_on_acts(client, make):
+    a = make.admin()
+    b = make.member(a)
+    low = make.act(a, b, at=T0, verified_level=1)
+    high = make.act(a, b, at=T0, verified_level=5)
     for n in range(9):
-        acts.act(b, f"outsider-{n}", at=T0 + (n + 1) * DAY)
+        make.act(b, f"outsider-{n}", at=T0 + (n + 1) * DAY)
     assert (score(client, a, low), score(client, a, high)) == (5.5, 9.5)
     for n in range(9, 13):
-        acts.act(b, f"outsider-{n}", at=T0 + (n + 1) * DAY)
+        make.act(b, f"outsider-{n}", at=T0 + (n + 1) * DAY)
     assert (score(client, a, low), score(client, a, high)) == (6, 10)
 
 
-def test_pay_it_forward_chain(client, make, acts):
+def test_pay_it_forward_chain(client, make):
     a = make.admin()
     b, c, d = make.member(a), make.member(a), make.member(a)
-    a_to_b = acts.act(a, b, at=T0, verification_level=3)
-    b_to_c = acts.act(b, c, at=T0 + 5 * DAY, verification_level=2)
-    c_to_d = acts.act(c, d, at=T0 + 10 * DAY, verification_level=1)
-    d_to_a = acts.act(d, a, at=T0 + 50 * DAY, verification_level=4)  # 40 days after c_to_d: too late
+    a_to_b = make.act(a, b, at=T0, verified_level=3)
+    b_to_c = make.act(b, c, at=T0 + 5 * DAY, verified_level=2)
+    c_to_d = make.act(c, d, at=T0 + 10 * DAY, verified_level=1)
+    d_to_a = make.act(d, a, at=T0 + 50 * DAY, verified_level=4)  # 40 days after c_to_d: too late
     assert [score(client, a, act) for act in (a_to_b, b_to_c, c_to_d, d_to_a)] == [3.5, 2.5, 1, 4]
 
 
@@ -92,7 +106,7 @@ def test_chain_recorded_through_the_api(client, make):
     assert listed[first] == 1.5 and listed[second] == 1.5
 
 
-def test_order_of_recording_does_not_matter(client, make, acts):
+def test_order_of_recording_does_not_matter(client, make):
     plan = [(0, 1, 0), (1, 2, 3), (1, 0, 30), (2, 0, 31), (1, 2, 29), (0, 2, 12), (2, 1, 40)]
 
     def record(order) -> list[float]:
@@ -101,7 +115,7 @@ def test_order_of_recording_does_not_matter(client, make, acts):
         made = {}
         for index in order:
             sender, recipient, day = plan[index]
-            made[index] = acts.act(people[sender], people[recipient], at=T0 + day * DAY)
+            made[index] = make.act(people[sender], people[recipient], at=T0 + day * DAY)
         return [score(client, admin, made[index]) for index in range(len(plan))]
 
     forwards = record(range(len(plan)))
@@ -109,19 +123,19 @@ def test_order_of_recording_does_not_matter(client, make, acts):
     assert forwards == [2.5, 1.5, 1, 1, 2, 2, 1]
 
 
-def test_only_acts_in_the_same_organization_ripple(client, make, acts):
+def test_only_acts_in_the_same_organization_ripple(client, make):
     a = make.admin()
     b = make.member(a)
     elsewhere = make.admin()
-    ours = acts.act(a, b, at=T0)
-    theirs = acts.act(elsewhere, b.user.id, at=T0)  # an outsider id to the other organization
-    acts.act(b, a, at=T0 + DAY)
+    ours = make.act(a, b, at=T0)
+    theirs = make.act(elsewhere, b.user.id, at=T0)  # an outsider id to the other organization
+    make.act(b, a, at=T0 + DAY)
     assert score(client, a, ours) == 1.5
     assert score(client, elsewhere, theirs) == 1
 
 
 def definition(all_acts: list[KindnessAct]) -> dict[str, int]:
-    """n capped at 10, straight from DESIGN §6, for every act."""
+    """n capped at 10, straight from docs/decisions.md §6, for every act."""
     counts = {}
     for act in all_acts:
         passed_on = [
@@ -135,7 +149,7 @@ def definition(all_acts: list[KindnessAct]) -> dict[str, int]:
     return counts
 
 
-def test_stored_counts_and_tallies_match_a_recomputation(client, make, acts, db, runtime):
+def test_stored_counts_and_tallies_match_a_recomputation(client, make, db, runtime):
     rng = random.Random(20261121)
     organizations = []
     for size in (6, 3):
@@ -149,9 +163,12 @@ def test_stored_counts_and_tallies_match_a_recomputation(client, make, acts, db,
         # Whole hours over 120 days, so that acts exactly 30 days apart and simultaneous acts are common.
         at = T0 + dt.timedelta(hours=rng.randrange(120 * 24))
         made.append(
-            acts.act(sender, recipient, at=at, category=rng.choice(["peer_recognition", "community", "wellbeing"]),
+            make.act(sender, recipient, at=at, category=rng.choice(["peer_recognition", "community", "wellbeing"]),
                      verification_level=rng.randint(1, 5))
         )
+    for act in rng.sample(made, 120):
+        for level in sorted(rng.sample(range(2, act.verification_level + 1), k=min(2, act.verification_level - 1))):
+            make.verify(act, level, confirm=rng.random() < 0.7)
     for act in rng.sample(made, 40):
         people = next(p for p in organizations if p[0].organization_id == act.organization_id)
         sender = next(p for p in people if p.user.id == act.user_id)
@@ -162,6 +179,17 @@ def test_stored_counts_and_tallies_match_a_recomputation(client, make, acts, db,
     organization_ids = [people[0].organization_id for people in organizations]
     all_acts = list(db.scalars(select(KindnessAct).where(KindnessAct.organization_id.in_(organization_ids))))
     expected = definition(all_acts)
+    decisions = db.execute(
+        select(VerificationDecision.act_id, VerificationDecision.level).where(
+            VerificationDecision.act_id.in_([act.id for act in all_acts]),
+            VerificationDecision.decision.in_(["confirm", "approve"]),
+        )
+    )
+    verified = collections.defaultdict(lambda: 1)
+    for act_id, level in decisions:
+        verified[act_id] = max(verified[act_id], level)
+    assert {act.id: act.verified_level for act in all_acts} == {act.id: verified[act.id] for act in all_acts}
+    assert set(verified.values()) == {1, 2, 3, 4, 5}
     assert {act.id: act.ripple_count for act in all_acts} == expected
     assert any(count == 10 for count in expected.values()) and any(0 < count < 10 for count in expected.values())
 
@@ -170,7 +198,7 @@ def test_stored_counts_and_tallies_match_a_recomputation(client, make, acts, db,
     for act in all_acts:
         key = (act.organization_id, act.category)
         tallies[key + ("acts",)] += 1
-        tallies[key + ("verification",)] += act.verification_level
+        tallies[key + ("verification",)] += verified[act.id]
         tallies[key + ("ripple",)] += expected[act.id]
         recipients[(act.organization_id, act.recipient_id)] += 1
     stored = collections.Counter()
@@ -185,7 +213,6 @@ def test_stored_counts_and_tallies_match_a_recomputation(client, make, acts, db,
 
     for people in organizations:
         listed = client.get("/api/kindness?limit=1000", headers=people[0].headers).json()["data"]
-        by_id = {act.id: act for act in all_acts}
         assert listed and all(
-            item["rippleScore"] == by_id[item["id"]].verification_level + expected[item["id"]] / 2 for item in listed
+            item["rippleScore"] == verified[item["id"]] + expected[item["id"]] / 2 for item in listed
         )

@@ -1,4 +1,4 @@
-"""Kindness statistics and their cache (DESIGN §6)."""
+"""Kindness statistics and their cache (docs/decisions.md §6)."""
 
 from __future__ import annotations
 
@@ -37,14 +37,14 @@ def test_organization_without_acts(client, make):
     assert stats(client, make.admin()) == EMPTY
 
 
-def test_statistics_of_an_organization(client, make, acts):
+def test_statistics_of_an_organization(client, make):
     a = make.admin()
     b = make.member(a)
-    acts.act(a, b, at=T0, category="community", verification_level=3)  # b passes it on twice: 3 + 1
-    acts.act(b, "outsider", at=T0 + DAY, category="community", verification_level=2)
-    acts.act(b, a, at=T0 + 2 * DAY, category="wellbeing", verification_level=5)
+    make.act(a, b, at=T0, category="community", verified_level=3)  # b passes it on twice: 3 + 1
+    make.act(b, "outsider", at=T0 + DAY, category="community", verified_level=2)
+    make.act(b, a, at=T0 + 2 * DAY, category="wellbeing", verified_level=5)
     elsewhere = make.admin()
-    acts.act(elsewhere, "outsider", at=T0, category="peer_recognition", verification_level=5)
+    make.act(elsewhere, "outsider", at=T0, category="peer_recognition", verified_level=5)
     assert stats(client, a) == {
         "total": 3,
         "byCategory": {"peer_recognition": 0, "community": 2, "wellbeing": 1},
@@ -55,44 +55,44 @@ def test_statistics_of_an_organization(client, make, acts):
     }
 
 
-def test_half_points_survive_in_the_total_and_averages_round_half_up(client, make, acts):
+def test_half_points_survive_in_the_total_and_averages_round_half_up(client, make):
     a = make.admin()
     b = make.member(a)
-    acts.act(a, b, at=T0, verification_level=1)
-    acts.act(b, "outsider", at=T0 + DAY, verification_level=1)  # the first act scores 1.5
-    for n in range(6):
-        acts.act(a, "outsider", at=T0, verification_level=1)
+    make.act(a, b, at=T0, verification_level=1)
+    make.act(b, "outsider", at=T0 + DAY, verification_level=1)  # the first act scores 1.5
+    for _ in range(6):
+        make.act(a, "outsider", at=T0, verification_level=1)
     # 8.5 over 8 acts, then 9.5 over 9
     assert (stats(client, a)["totalRippleScore"], stats(client, a)["averageRippleScore"]) == (8.5, 1.06)
     post_act(client, a)
     assert (stats(client, a)["totalRippleScore"], stats(client, a)["averageRippleScore"]) == (9.5, 1.06)
 
 
-def test_average_rounds_half_up_not_to_even(client, make, acts):
+def test_average_rounds_half_up_not_to_even(client, make):
     a = make.admin()
     for level in (1, 1, 1, 1, 1, 1, 1, 2):
-        acts.act(a, at=T0, verification_level=level)
+        make.act(a, at=T0, verified_level=level)
     # 9 / 8 = 1.125 exactly: half up gives 1.13 where round() would give 1.12.
     assert stats(client, a)["averageRippleScore"] == 1.13
 
 
-def test_recent_count_covers_the_last_seven_days(client, make, acts):
+def test_recent_count_covers_the_last_seven_days(client, make):
     a = make.admin()
     now = utcnow()
-    acts.act(a, at=now - 7 * DAY + dt.timedelta(minutes=1))
-    acts.act(a, at=now - dt.timedelta(minutes=1))
-    acts.act(a, at=now - 7 * DAY - dt.timedelta(minutes=1))
-    acts.act(a, at=T0)
+    make.act(a, at=now - 7 * DAY + dt.timedelta(minutes=1))
+    make.act(a, at=now - dt.timedelta(minutes=1))
+    make.act(a, at=now - 7 * DAY - dt.timedelta(minutes=1))
+    make.act(a, at=T0)
     data = stats(client, a)
     assert (data["total"], data["recentCount"]) == (4, 2)
 
 
-def test_top_recipients_are_five_by_count_then_id(client, make, acts):
+def test_top_recipients_are_five_by_count_then_id(client, make):
     a = make.admin()
     counts = {"zed": 4, "amy": 2, "bob": 2, "cat": 3, "dan": 1, "eve": 2, "fay": 1}
     for recipient, count in counts.items():
         for _ in range(count):
-            acts.act(a, recipient, at=T0)
+            make.act(a, recipient, at=T0)
     assert stats(client, a)["topRecipients"] == [
         {"userId": "zed", "count": 4},
         {"userId": "cat", "count": 3},
@@ -102,22 +102,22 @@ def test_top_recipients_are_five_by_count_then_id(client, make, acts):
     ]
 
 
-def test_statistics_are_served_from_the_cache(client, make, acts, db):
+def test_statistics_are_served_from_the_cache(client, make, db):
     a = make.admin()
     post_act(client, a)
     assert stats(client, a)["total"] == 1
     # Recorded in the test's own transaction, which never commits: the cache is not told.
-    acts.act(a, at=T0)
+    make.act(a, at=T0)
     assert kindness_stats.compute_stats(db, organization_id=a.organization_id)["total"] == 2
     assert stats(client, a)["total"] == 1
 
 
-def test_creating_an_act_invalidates_the_statistics(client, make, acts):
+def test_creating_an_act_invalidates_the_statistics(client, make):
     a = make.admin()
     other = make.admin()
     assert stats(client, a)["total"] == 0
     assert stats(client, other)["total"] == 0
-    acts.act(other, at=T0)  # unseen by the cache, as above
+    make.act(other, at=T0)  # unseen by the cache, as above
     post_act(client, a)
     assert stats(client, a)["total"] == 1
     assert stats(client, other)["total"] == 0  # another organization's entry stays
@@ -131,7 +131,17 @@ def test_changing_an_act_invalidates_the_statistics(client, make):
     assert response.status_code == 200
     data = stats(client, a)
     assert data["byCategory"] == {"peer_recognition": 0, "community": 1, "wellbeing": 0}
-    assert data["totalRippleScore"] == 4
+    assert data["totalRippleScore"] == 1  # level 4 is asked for, not yet evidenced
+
+
+def test_a_verification_decision_invalidates_the_statistics(client, make):
+    a = make.admin()
+    manager = make.manager(a)
+    act = post_act(client, a, verificationLevel=3)
+    assert stats(client, a)["totalRippleScore"] == 1
+    decided = client.post(f"/api/kindness/{act['id']}/verifications", json={"level": 3, "decision": "approve"}, headers=manager.headers)
+    assert decided.status_code == 201
+    assert stats(client, a)["totalRippleScore"] == 3
 
 
 def test_refused_requests_leave_statistics_alone(client, make):
@@ -154,6 +164,18 @@ def test_a_late_write_from_a_stale_reader_is_never_served(client, make, runtime)
     assert stats(client, a)["total"] == 2
 
 
+def test_cached_statistics_are_sent_as_stored(client, make, runtime):
+    a = make.admin()
+    post_act(client, a)
+    stats(client, a)
+    key = f"kindness:stats:{a.organization_id}:{kindness_stats._generation(runtime.cache, a.organization_id)}"
+    stored = json.dumps(dict(EMPTY, total=7), indent=1)
+    runtime.cache.set(key, stored, kindness_stats.STATS_TTL)
+    response = client.get("/api/kindness/stats", headers=a.headers)
+    assert response.status_code == 200 and response.headers["content-type"] == "application/json"
+    assert response.text == '{"data":' + stored + "}"
+
+
 class RecordingCache:
     """A cache that remembers what it was asked to keep, and for how long."""
 
@@ -168,9 +190,9 @@ class RecordingCache:
         self.items[key] = (value, ttl)
 
 
-def test_statistics_are_kept_for_five_minutes_as_json(db, make, acts):
+def test_statistics_are_kept_for_five_minutes_as_json(db, make):
     a = make.admin()
-    acts.act(a, at=T0)
+    make.act(a, at=T0)
     cache = RecordingCache()
     computed = kindness_stats.get_stats(db, cache, organization_id=a.organization_id)
     entries = [(key, value, ttl) for key, (value, ttl) in cache.items.items() if key.startswith("kindness:stats:")]

@@ -7,9 +7,10 @@ import uuid
 
 from tests.owasp import spec
 
-ANYONE = frozenset({"anonymous", "member", "admin", "consultant"})
-SIGNED_IN = frozenset({"member", "admin", "consultant"})
-MEMBERS = frozenset({"member", "admin"})
+ANYONE = frozenset({"anonymous", "member", "manager", "admin", "consultant"})
+SIGNED_IN = frozenset({"member", "manager", "admin", "consultant"})
+MEMBERS = frozenset({"member", "manager", "admin"})
+ORGANISERS = frozenset({"manager", "admin"})
 ADMIN = frozenset({"admin"})
 CONSULTANT = frozenset({"consultant"})
 
@@ -40,13 +41,28 @@ ACCESS = {
     ("GET", "/api/kindness/stats"): Access(MEMBERS),
     ("GET", "/api/kindness/{id}"): Access(MEMBERS),
     ("PUT", "/api/kindness/{id}"): Access(MEMBERS, {"description": "Changed"}),
+    ("POST", "/api/kindness/{id}/verifications"): Access(MEMBERS, {"level": 3, "decision": "approve"}),
+    ("GET", "/api/kindness/{id}/verifications"): Access(MEMBERS),
+    ("GET", "/api/verifications/pending"): Access(MEMBERS),
+    ("POST", "/api/kindness/{id}/attestations"): Access(
+        MEMBERS, {"level": 5, "attesterName": "Ada", "attesterOrganization": "Food Bank"}
+    ),
+    # An attester has no account: the token is the credential, and a wrong one is a 404.
+    ("GET", "/api/attestations/{token}"): Access(ANYONE),
+    ("POST", "/api/attestations/{token}"): Access(ANYONE, {"decision": "confirm", "name": "Ada"}),
     ("GET", "/api/volunteer"): Access(MEMBERS),
-    ("POST", "/api/volunteer"): Access(ADMIN, {
+    ("POST", "/api/volunteer"): Access(ORGANISERS, {
         "title": "Beach clean-up", "startsAt": "2030-06-01T09:00:00Z", "endsAt": "2030-06-01T12:00:00Z",
         "location": {"latitude": 51.5, "longitude": -0.12},
     }),
     ("GET", "/api/volunteer/{id}"): Access(MEMBERS),
     ("POST", "/api/volunteer/{id}/check-in"): Access(MEMBERS, {"latitude": 51.5, "longitude": -0.12}),
+    ("GET", "/api/volunteer/{id}/check-in-code"): Access(ORGANISERS),
+    ("GET", "/api/volunteer/{id}/check-ins"): Access(ORGANISERS),
+    ("POST", "/api/volunteer/{id}/check-ins/{checkInId}/approve"): Access(ORGANISERS, {"note": "Seen at the door"}),
+    ("GET", "/api/organization/members"): Access(ORGANISERS),
+    ("PATCH", "/api/organization/members/{userId}"): Access(ADMIN, {"role": "manager"}),
+    ("DELETE", "/api/organization/members/{userId}"): Access(ADMIN),
     ("GET", "/api/donations"): Access(MEMBERS),
     ("POST", "/api/donations"): Access(MEMBERS, {"amount": 500, "currency": "USD", "recipient": {"name": "Shelter"}}),
     ("GET", "/api/donations/{id}"): Access(MEMBERS),
@@ -66,6 +82,7 @@ ACCESS = {
     ("GET", "/api/consultants"): Access(ADMIN),
     ("DELETE", "/api/consultants/{consultantId}"): Access(ADMIN),
     ("POST", "/api/theme/generate"): Access(CONSULTANT, {"primaryColor": "#336699"}),
+    ("POST", "/api/theme/derive"): Access(CONSULTANT, {"primaryColor": "#336699"}),
     ("POST", "/api/theme/check"): Access(CONSULTANT, None),  # the spec's own example, read when called
     ("POST", "/api/bulk/invite"): Access(CONSULTANT, files={"file": CSV}),
     ("GET", "/api/bulk/export"): Access(CONSULTANT),
@@ -84,6 +101,12 @@ ACCESS = {
     ("DELETE", "/api/webhooks/endpoints/{endpointId}"): Access(CONSULTANT),
     ("POST", "/api/webhooks/endpoints/{endpointId}/rotate-secret"): Access(CONSULTANT),
     ("GET", "/api/webhooks/endpoints/{endpointId}/deliveries"): Access(CONSULTANT),
+    # The evidence log is its organization's admins' alone; the keys that check its signatures
+    # are public, so an auditor without an account can verify a bundle or an export.
+    ("GET", "/api/evidence"): Access(ADMIN),
+    ("GET", "/api/evidence/verify"): Access(ADMIN),
+    ("GET", "/api/evidence/keys"): Access(ANYONE),
+    ("POST", "/api/evidence/export"): Access(ADMIN, {}),  # {}: the whole log
 }
 QUERIES = {"/api/organizations/search": "?q=Organization", "/api/bulk/export": "?format=json"}
 
@@ -91,7 +114,7 @@ QUERIES = {"/api/organizations/search": "?q=Organization", "/api/bulk/export": "
 def url_for(path: str) -> str:
     """`path` with a made-up id for each parameter, and the query it needs."""
     path = path.replace("{framework}", "gri")
-    for parameter in ("{id}", "{organizationId}", "{consultantId}", "{endpointId}"):
+    for parameter in ("{id}", "{organizationId}", "{consultantId}", "{endpointId}", "{userId}", "{checkInId}", "{token}"):
         path = path.replace(parameter, str(uuid.uuid4()))
     return path + QUERIES.get(path, "")
 

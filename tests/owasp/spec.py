@@ -7,7 +7,7 @@ import re
 
 import yaml
 
-from kindling.app import SPEC
+from kindling.web.app import SPEC
 
 METHODS = ("get", "put", "post", "delete", "patch", "head", "options", "trace")
 _ID_NAME = re.compile(r"(?:^id|Id)$")

@@ -15,7 +15,7 @@ from kindling.persistence.donations import Donation
 from kindling.persistence.inbound_webhooks import InboundWebhookEvent
 from tests.factories import donations as payments
 from tests.factories import identity
-from tests.owasp.conftest import assert_envelope
+from tests.helpers import assert_envelope
 
 
 @pytest.fixture(autouse=True)
@@ -27,7 +27,7 @@ def provider_secrets(runtime, monkeypatch):
 
 @pytest.fixture
 def donation(make, db) -> Donation:
-    return payments.donation(db, make.member(make.admin()))
+    return make.donation(make.member(make.admin()))
 
 
 def state(db, donation: Donation, account_id: str) -> tuple:

@@ -10,14 +10,15 @@ import pytest
 
 from kindling.themes import generate_theme
 from tests.factories.volunteering import CENTRE
+from tests.helpers import assert_envelope
 from tests.owasp import spec
-from tests.owasp.conftest import assert_envelope
 
 
 @dataclasses.dataclass(frozen=True)
 class Case:
-    """Tenant B's `caller` names tenant A's `target` in `url` or `body` ("{id}" stands for it);
-    `view` is how A's `owner` reads the record, which must read the same before and after;
+    """Tenant B's `caller` names tenant A's `target` in `url` or `body` ("{id}" stands for it,
+    "{own_opportunity_id}" for B's own opportunity); `view` is how A's `owner` reads the record
+    ("{opportunity_id}" is A's opportunity), which must read the same before and after;
     `status` is the answer to both a foreign and a missing id."""
 
     method: str
@@ -33,12 +34,13 @@ class Case:
         body = None if self.body is None else {
             key: value.format(id=record_id) if isinstance(value, str) else value for key, value in self.body.items()
         }
-        return client.request(self.method, self.url.format(id=record_id), json=body, headers=caller.headers)
+        url = self.url.format(id=record_id, own_opportunity_id=tenants[1].opportunity_id)
+        return client.request(self.method, url, json=body, headers=caller.headers)
 
     def snapshot(self, client, tenants) -> dict:
         owner, url = self.view
         a = tenants[0]
-        response = client.get(url.format(id=getattr(a, self.target)), headers=getattr(a, owner).headers)
+        response = client.get(url.format(id=getattr(a, self.target), opportunity_id=a.opportunity_id), headers=getattr(a, owner).headers)
         assert response.status_code == 200, response.text
         return response.json()
 
@@ -50,8 +52,35 @@ ENDPOINT = ("consultant", "/api/webhooks/endpoints/{id}")
 CASES = {
     ("GET", "/api/kindness/{id}"): Case("GET", "/api/kindness/{id}", "member", "act_id", ("member", "/api/kindness/{id}")),
     ("PUT", "/api/kindness/{id}"): Case("PUT", "/api/kindness/{id}", "admin", "act_id", ("member", "/api/kindness/{id}"), {"verificationLevel": 5}),
+    ("POST", "/api/kindness/{id}/verifications"): Case(
+        "POST", "/api/kindness/{id}/verifications", "admin", "act_id", ("member", "/api/kindness/{id}"), {"level": 2, "decision": "confirm"}
+    ),
+    ("GET", "/api/kindness/{id}/verifications"): Case(
+        "GET", "/api/kindness/{id}/verifications", "member", "act_id", ("member", "/api/kindness/{id}/verifications")
+    ),
+    ("POST", "/api/kindness/{id}/attestations"): Case(
+        "POST", "/api/kindness/{id}/attestations", "admin", "act_id", ("member", "/api/kindness/{id}"),
+        {"level": 5, "attesterName": "Ada", "attesterOrganization": "Food Bank"},
+    ),
     ("GET", "/api/volunteer/{id}"): Case("GET", "/api/volunteer/{id}", "member", "opportunity_id", ("admin", "/api/volunteer/{id}")),
     ("POST", "/api/volunteer/{id}/check-in"): Case("POST", "/api/volunteer/{id}/check-in", "member", "opportunity_id", ("admin", "/api/volunteer/{id}"), AT_CENTRE),
+    ("GET", "/api/volunteer/{id}/check-in-code"): Case(
+        "GET", "/api/volunteer/{id}/check-in-code", "admin", "opportunity_id", ("admin", "/api/volunteer/{id}")
+    ),
+    ("GET", "/api/volunteer/{id}/check-ins"): Case(
+        "GET", "/api/volunteer/{id}/check-ins", "admin", "opportunity_id", ("admin", "/api/volunteer/{id}/check-ins")
+    ),
+    # A's check-in approved through B's own opportunity (A's opportunity: test_check_in_codes).
+    ("POST", "/api/volunteer/{id}/check-ins/{checkInId}/approve"): Case(
+        "POST", "/api/volunteer/{own_opportunity_id}/check-ins/{id}/approve", "admin", "check_in_id",
+        ("admin", "/api/volunteer/{opportunity_id}/check-ins"), {},
+    ),
+    ("PATCH", "/api/organization/members/{userId}"): Case(
+        "PATCH", "/api/organization/members/{id}", "admin", "member_id", ("admin", "/api/organization/members"), {"role": "admin"}
+    ),
+    ("DELETE", "/api/organization/members/{userId}"): Case(
+        "DELETE", "/api/organization/members/{id}", "admin", "member_id", ("admin", "/api/organization/members")
+    ),
     ("GET", "/api/donations/{id}"): Case("GET", "/api/donations/{id}", "admin", "donation_id", ("member", "/api/donations/{id}")),
     ("GET", "/api/wellbeing/{id}"): Case("GET", "/api/wellbeing/{id}", "admin", "wellbeing_id", ("member", "/api/wellbeing/{id}")),
     ("POST", "/api/invitations/accept"): Case("POST", "/api/invitations/accept", "admin", "invitation_id", ("admin", "/api/invitations"), INVITATION),
@@ -86,6 +115,9 @@ NOT_TENANT_RECORDS = {
     ("POST", "/api/invitations/send"): "any consultant may invite any organization: that is the product",
     ("GET", "/api/kindness"): "userId filters the caller's own organization's list: test_user_filter_of_another_tenant_finds_nothing",
     ("GET", "/api/compliance/{framework}"): "a framework is public reference data; the report is always of the caller's organization",
+    ("GET", "/api/evidence"): "subjectId filters the caller's own organization's log: test_evidence_of_another_tenant_is_never_reachable",
+    ("GET", "/api/attestations/{token}"): "the token is a secret of its own attestation, not a tenant's id: tests/kindness/test_attestations.py",
+    ("POST", "/api/attestations/{token}"): "the token is a secret of its own attestation, not a tenant's id: tests/kindness/test_attestations.py",
 }
 
 
@@ -114,7 +146,8 @@ def test_lists_never_show_another_tenants_records(client, tenants):
         (b.member, "/api/kindness"), (b.member, "/api/kindness/stats"), (b.member, "/api/volunteer"),
         (b.admin, "/api/donations"), (b.member, "/api/wellbeing"), (b.admin, "/api/invitations"),
         (b.admin, "/api/consultants"), (b.consultant, "/api/clients"), (b.consultant, "/api/invitations"),
-        (b.admin, "/api/auth/session"),
+        (b.admin, "/api/organization/members"), (b.admin, f"/api/volunteer/{b.opportunity_id}/check-ins"),
+        (b.admin, "/api/auth/session"), (b.admin, "/api/evidence"), (b.admin, "/api/evidence/verify"),
     ]
     for caller, url in views:
         response = client.get(url, headers=caller.headers)
@@ -128,6 +161,42 @@ def test_user_filter_of_another_tenant_finds_nothing(client, tenants):
     a, b = tenants
     response = client.get("/api/kindness", params={"userId": a.member.user.id}, headers=b.admin.headers)
     assert response.status_code == 200 and response.json() == {"data": [], "nextCursor": None}
+
+
+def test_evidence_of_another_tenant_is_never_reachable(client, tenants):
+    """An admin's own organization's log is the only one there is to reach: a subject of another
+    tenant's filters to nothing, exactly like a missing one, and no request names an organization."""
+    a, b = tenants
+    subject = {"subjectId": a.act_id}
+    own = client.get("/api/evidence", params=subject, headers=a.admin.headers)
+    assert own.status_code == 200, own.text
+    assert own.json()["data"] and {event["subject"]["id"] for event in own.json()["data"]} == {a.act_id}  # A's act is on A's log
+    foreign = client.get("/api/evidence", params=subject, headers=b.admin.headers)
+    missing = client.get("/api/evidence", params={"subjectId": str(uuid.uuid4())}, headers=b.admin.headers)
+    assert foreign.status_code == 200 and foreign.json() == {"data": [], "nextCursor": None}
+    assert (missing.status_code, missing.json()) == (foreign.status_code, foreign.json())
+
+    # B's log, its verification and its export are B's alone (and not empty, so the check bites).
+    log = client.get("/api/evidence", headers=b.admin.headers).json()["data"]
+    assert log and {event["organizationId"] for event in log} == {b.organization_id}
+    bundle = client.post("/api/evidence/export", json={}, headers=b.admin.headers)
+    assert bundle.status_code == 200, bundle.text
+    assert bundle.json()["organizationId"] == b.organization_id
+    assert [event["seq"] for event in bundle.json()["events"]] == [event["seq"] for event in log]
+    leaked = {name for name, value in a.ids().items() if value in bundle.text}
+    assert not leaked, leaked
+    verified = client.get("/api/evidence/verify", headers=b.admin.headers).json()
+    assert verified["events"] == len(log) and verified["head"]["seq"] == log[-1]["seq"]
+
+    # Naming A's organization is no way in: the operations take no organization at all.
+    before = client.get("/api/evidence", headers=a.admin.headers).json()
+    for response in (
+        client.get("/api/evidence", params={"organizationId": a.organization_id}, headers=b.admin.headers),
+        client.get("/api/evidence/verify", params={"organizationId": a.organization_id}, headers=b.admin.headers),
+        client.post("/api/evidence/export", json={"organizationId": a.organization_id}, headers=b.admin.headers),
+    ):
+        assert_envelope(response, 400, "validation_error")
+    assert client.get("/api/evidence", headers=a.admin.headers).json() == before
 
 
 def test_colleagues_do_not_read_each_others_private_records(client, make, tenants):

@@ -3,14 +3,17 @@ deactivated credential with 401, and password guessing is throttled per email an
 
 from __future__ import annotations
 
+import concurrent.futures
 import uuid
 
 import pytest
+import requests
 
-from kindling.security import COOKIE_NAME
+from kindling.persistence.database import upgrade
+from kindling.services.sessions import COOKIE_NAME
 from tests.factories import PASSWORD
+from tests.helpers import assert_envelope
 from tests.owasp import spec
-from tests.owasp.conftest import assert_envelope
 
 SECURED = sorted(key for key, operation in spec.operations().items() if operation.get("security") != [])
 
@@ -21,10 +24,13 @@ def call(client, key, headers):
     return client.request(method, url, headers=headers, json={} if method in ("POST", "PUT") else None)
 
 
-def test_the_spec_secures_everything_but_health_sign_up_sign_in_and_webhooks():
+def test_the_spec_secures_everything_but_health_sign_up_sign_in_webhooks_and_attestations():
+    # An attester has no account: the single-use token in the path is the credential. The
+    # evidence keys are public: an auditor checks bundles and exports with them, without an account.
     open_operations = sorted(key for key, operation in spec.operations().items() if operation.get("security") == [])
     assert open_operations == [
-        ("GET", "/api/health"), ("POST", "/api/auth/sign-in"), ("POST", "/api/auth/sign-up"),
+        ("GET", "/api/attestations/{token}"), ("GET", "/api/evidence/keys"), ("GET", "/api/health"),
+        ("POST", "/api/attestations/{token}"), ("POST", "/api/auth/sign-in"), ("POST", "/api/auth/sign-up"),
         ("POST", "/webhooks/auth"), ("POST", "/webhooks/payments"),
     ]
 
@@ -58,10 +64,54 @@ def test_guessing_one_accounts_password_is_throttled_whatever_the_spelling_of_th
     assert body["retryAfter"] > 0 and "set-cookie" not in blocked.headers
 
 
-def test_guessing_across_many_emails_from_one_client_is_throttled(client):
+def test_guessing_across_many_emails_from_one_client_is_throttled(rate_window, client):
     statuses = [
         client.post("/api/auth/sign-in", json={"email": f"stuffed-{n}@example.test", "password": "password123456"}).status_code
         for n in range(61)
     ]
     assert statuses[:60] == [401] * 60
     assert statuses[60] == 429
+
+
+def _sign_up_over_http(server) -> str:
+    email = f"guess-{uuid.uuid4().hex}@example.test"
+    body = {"email": email, "password": PASSWORD, "name": "Guessed", "organizationName": f"Guess {uuid.uuid4().hex[:8]}"}
+    response = requests.post(f"{server.url}/api/auth/sign-up", json=body, headers={"X-Forwarded-For": "198.51.100.1"}, timeout=10)
+    assert response.status_code == 201, response.text
+    return email
+
+
+def _guess(server, email: str, address: str, password: str = "wrong password!"):
+    return requests.post(
+        f"{server.url}/api/auth/sign-in",
+        json={"email": email, "password": password},
+        headers={"X-Forwarded-For": address},
+        timeout=60,
+    )
+
+
+def _assert_ten_checked(responses) -> None:
+    statuses = [response.status_code for response in responses]
+    assert statuses.count(401) == 10, statuses
+    assert statuses.count(429) == len(statuses) - 10, statuses
+    for response in responses:
+        if response.status_code == 429:
+            assert response.json()["error"] == "Too many sign-in attempts; try again later"
+            assert 880 <= int(response.headers["retry-after"]) <= 900
+
+
+@pytest.mark.live
+@pytest.mark.parametrize("addresses", [1, 100])
+def test_concurrent_guesses_get_ten_checks_then_even_the_right_password_waits(fresh_database_url, live_server, addresses):
+    """Each attempt is counted before its password is checked, atomically: of 60 (or, from 100
+    client addresses, 100) concurrent wrong guesses for one email, exactly 10 are checked."""
+    upgrade(fresh_database_url)
+    server = live_server(DATABASE_URL=fresh_database_url)
+    email = _sign_up_over_http(server)
+    guesses = 60 if addresses == 1 else 100
+    with concurrent.futures.ThreadPoolExecutor(max_workers=guesses) as pool:
+        responses = list(pool.map(lambda i: _guess(server, email, f"203.0.113.{i % addresses + 1}"), range(guesses)))
+    _assert_ten_checked(responses)
+    right = _guess(server, email, "192.0.2.200", password=PASSWORD)
+    assert right.status_code == 429, right.text
+    assert right.json()["error"] == "Too many sign-in attempts; try again later"

@@ -9,10 +9,9 @@ import json
 import pytest
 
 from tests.factories import PASSWORD
-from tests.factories import wellbeing as wellbeing_factory
 from tests.factories.volunteering import CENTRE
+from tests.helpers import assert_envelope
 from tests.owasp import spec
-from tests.owasp.conftest import assert_envelope
 
 # Provider events are free-form in the spec: the handlers verify their signature over the raw bytes.
 FREE_FORM = {("POST", "/webhooks/payments"), ("POST", "/webhooks/auth")}
@@ -121,7 +120,7 @@ def test_no_response_carries_a_secret(client, make, db, runtime, monkeypatch, te
     ))
     a, b = tenants
     for _ in range(5):  # enough people for the wellbeing aggregates to show
-        wellbeing_factory.response(db, make.member(a.admin), comment="Confidential remark")
+        make.response(make.member(a.admin), comment="Confidential remark")
     secrets = Secrets({
         "secret key": secret_key, "payment secret": "whsec_never_shown_1", "identity secret": "whsec_never_shown_2",
         "a password hash": "$argon2", "A's join code": make.organization(a.admin).join_code,

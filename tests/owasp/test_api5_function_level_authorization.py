@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import pytest
 
+from tests.helpers import assert_envelope
 from tests.owasp import spec
-from tests.owasp.conftest import assert_envelope
 from tests.owasp.operations import ACCESS, request_kwargs, url_for
 
-KINDS = ("anonymous", "member", "admin", "consultant")
+KINDS = ("anonymous", "member", "manager", "admin", "consultant")
 REFUSED = sorted((key, kind) for key, access in ACCESS.items() for kind in KINDS if kind not in access.callers)
 
 
@@ -20,7 +20,10 @@ def test_every_operation_says_who_may_call_it():
 @pytest.fixture
 def callers(make):
     admin = make.admin()
-    return {"anonymous": None, "admin": admin, "member": make.member(admin), "consultant": make.consultant()}
+    return {
+        "anonymous": None, "admin": admin, "manager": make.manager(admin), "member": make.member(admin),
+        "consultant": make.consultant(),
+    }
 
 
 @pytest.mark.parametrize(("key", "kind"), REFUSED, ids=[f"{kind} {m} {p}" for (m, p), kind in REFUSED])

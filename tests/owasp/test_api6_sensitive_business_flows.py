@@ -9,8 +9,8 @@ from sqlalchemy import func, select
 from kindling.persistence.accounts import User
 from kindling.persistence.clients import Invitation
 from tests.factories import PASSWORD
-from tests.factories import volunteering as volunteer_factory
-from tests.owasp.conftest import assert_envelope
+from tests.factories.volunteering import CENTRE
+from tests.helpers import assert_envelope
 from tests.owasp.operations import CSV
 
 
@@ -21,7 +21,7 @@ def sign_up(client, n: int, **fields):
     return response
 
 
-def test_account_farming_from_one_client_is_throttled(client, db):
+def test_account_farming_from_one_client_is_throttled(rate_window, client, db):
     before = db.scalar(select(func.count()).select_from(User))
     created = [sign_up(client, n).status_code for n in range(5)]
     refused = [sign_up(client, n, password="short").status_code for n in range(5, 60)]  # every try counts
@@ -32,7 +32,7 @@ def test_account_farming_from_one_client_is_throttled(client, db):
     assert db.scalar(select(User).where(User.email == "farmed-60@example.test")) is None
 
 
-def test_repeating_an_invitation_sends_it_once_and_is_throttled(client, make, db):
+def test_repeating_an_invitation_sends_it_once_and_is_throttled(rate_window, client, make, db):
     consultant, admin = make.consultant(), make.admin()
     body = {"organizationId": admin.organization_id, "message": "Work with us"}
     answers = [client.post("/api/invitations/send", json=body, headers=consultant.headers) for _ in range(100)]
@@ -42,13 +42,13 @@ def test_repeating_an_invitation_sends_it_once_and_is_throttled(client, make, db
     assert_envelope(client.post("/api/invitations/send", json=body, headers=consultant.headers), 429, "rate_limited")
 
 
-def test_bulk_invites_are_limited_to_ten_a_minute(client, make):
+def test_bulk_invites_are_limited_to_ten_a_minute(rate_window, client, make):
     consultant = make.consultant()
     statuses = [client.post("/api/bulk/invite", files={"file": CSV}, headers=consultant.headers).status_code for _ in range(11)]
     assert statuses[:10] == [200] * 10 and statuses[10] == 429
 
 
-def test_theme_generation_is_limited_to_five_a_minute(client, make):
+def test_theme_generation_is_limited_to_five_a_minute(rate_window, client, make):
     consultant = make.consultant()
     statuses = [client.post("/api/theme/generate", json={"primaryColor": "#336699"}, headers=consultant.headers).status_code for _ in range(6)]
     assert statuses == [503] * 5 + [429]  # no provider configured: the first five are 503
@@ -64,8 +64,8 @@ def test_recognising_yourself_is_refused(client, make):
 def test_volunteer_hours_are_counted_once_per_person(client, make, db):
     admin = make.admin()
     member = make.member(admin)
-    opportunity = volunteer_factory.opportunity(db, admin)
-    position = {"latitude": volunteer_factory.CENTRE[0], "longitude": volunteer_factory.CENTRE[1]}
+    opportunity = make.opportunity(admin)
+    position = {"latitude": CENTRE[0], "longitude": CENTRE[1]}
     first = client.post(f"/api/volunteer/{opportunity.id}/check-in", json=position, headers=member.headers)
     assert first.status_code == 201
     assert_envelope(client.post(f"/api/volunteer/{opportunity.id}/check-in", json=position, headers=member.headers), 409)

@@ -9,8 +9,8 @@ import re
 import pytest
 
 from kindling.services import accounts, kindness
+from tests.helpers import assert_envelope
 from tests.owasp import spec
-from tests.owasp.conftest import assert_envelope
 from tests.owasp.operations import url_for
 
 EVIL = "https://evil.example"
@@ -71,7 +71,7 @@ def test_server_errors_show_nothing_of_the_server(client, make, monkeypatch, cap
 
     monkeypatch.setattr(target, caller, explode)
     url = "/api/auth/session" if target is accounts else "/api/kindness"
-    with caplog.at_level(logging.ERROR, logger="kindling.errors"):
+    with caplog.at_level(logging.ERROR, logger="kindling.web.errors"):
         response = client.get(url, headers=member.headers)
     assert response.json() == {"error": "Internal server error", "code": "internal_error"}
     assert response.status_code == 500 and response.headers["content-type"] == "application/json"

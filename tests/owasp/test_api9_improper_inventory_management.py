@@ -7,8 +7,8 @@ import re
 
 import pytest
 
+from tests.helpers import assert_envelope
 from tests.owasp import spec
-from tests.owasp.conftest import assert_envelope
 
 DOCS = ("/api/openapi.json", "/api/openapi.yaml", "/api/ui/")
 

@@ -34,5 +34,5 @@ intents = st.one_of(
 values = st.builds(format_value, st.floats(0, 1), st.floats(0, 0.5), st.floats(0, 360))
 
 themes = st.fixed_dictionaries({
-    mode: st.fixed_dictionaries({name: values for name in TOKEN_NAMES}) for mode in MODES
+    mode: st.fixed_dictionaries(dict.fromkeys(TOKEN_NAMES, values)) for mode in MODES
 })

@@ -1,7 +1,6 @@
 import copy
 
 import pytest
-
 from coloraide import Color
 from hypothesis import given, settings
 from hypothesis import strategies as st

@@ -1,13 +1,13 @@
 """accounts
 
 Revision ID: 0001
-Revises: 
+Revises:
 """
 
-from alembic import op
 import sqlalchemy as sa
-import kindling.persistence.base
+from alembic import op
 
+import kindling.persistence.base
 
 revision = '0001'
 down_revision = None

@@ -4,10 +4,10 @@ Revision ID: 0002
 Revises: 0001
 """
 
-from alembic import op
 import sqlalchemy as sa
-import kindling.persistence.base
+from alembic import op
 
+import kindling.persistence.base
 
 revision = '0002'
 down_revision = '0001'

@@ -4,10 +4,10 @@ Revision ID: 0003
 Revises: 0002
 """
 
-from alembic import op
 import sqlalchemy as sa
-import kindling.persistence.base
+from alembic import op
 
+import kindling.persistence.base
 
 revision = '0003'
 down_revision = '0002'

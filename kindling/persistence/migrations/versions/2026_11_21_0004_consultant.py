@@ -4,10 +4,10 @@ Revision ID: 0004
 Revises: 0003
 """
 
-from alembic import op
 import sqlalchemy as sa
-import kindling.persistence.base
+from alembic import op
 
+import kindling.persistence.base
 
 revision = '0004'
 down_revision = '0003'

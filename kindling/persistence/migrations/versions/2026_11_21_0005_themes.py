@@ -4,10 +4,10 @@ Revision ID: 0005
 Revises: 0004
 """
 
-from alembic import op
 import sqlalchemy as sa
-import kindling.persistence.base
+from alembic import op
 
+import kindling.persistence.base
 
 revision = '0005'
 down_revision = '0004'

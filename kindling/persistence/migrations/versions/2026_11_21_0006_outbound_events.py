@@ -4,10 +4,10 @@ Revision ID: 0006
 Revises: 0005
 """
 
-from alembic import op
 import sqlalchemy as sa
-import kindling.persistence.base
+from alembic import op
 
+import kindling.persistence.base
 
 revision = '0006'
 down_revision = '0005'

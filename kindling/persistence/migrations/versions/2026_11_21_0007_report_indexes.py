@@ -6,7 +6,6 @@ Revises: 0006
 
 from alembic import op
 
-
 revision = '0007'
 down_revision = '0006'
 branch_labels = None

@@ -1,0 +1,1 @@
+"""The web edge: everything that touches Connexion, Starlette and Flask."""

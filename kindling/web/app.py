@@ -1,0 +1,95 @@
+"""The application factory: one place wires the spec, handlers, middleware and stores."""
+
+from __future__ import annotations
+
+import pathlib
+
+import connexion
+import yaml
+from connexion.middleware import ConnexionMiddleware, MiddlewarePosition
+from connexion.middleware.swagger_ui import SwaggerUIMiddleware
+from connexion.options import SwaggerUIOptions
+
+from kindling.compliance import load_frameworks
+from kindling.config import Settings
+from kindling.evidence.keys import make_signer
+from kindling.infrastructure.cache import make_cache, redis_breaker
+from kindling.infrastructure.ratelimit import RateLimiter
+from kindling.persistence.database import make_engine, make_session_factory
+from kindling.web import errors
+from kindling.web.apidocs import SPEC_JSON_PATH, SpecMiddleware
+from kindling.web.authentication import AuthenticationMiddleware
+from kindling.web.jsonifier import OrjsonJsonifier, OrjsonProvider
+from kindling.web.ratelimit import RateLimitMiddleware
+from kindling.web.requestguard import RequestGuardMiddleware
+from kindling.web.routeguard import RouteGuardMiddleware
+from kindling.web.runtime import Runtime, install
+from kindling.web.uploads import VALIDATOR_MAP_OVERRIDES
+
+SPEC = pathlib.Path(__file__).parent.parent / "openapi.yaml"
+
+
+def load_spec() -> dict:
+    # libyaml's parser: the pure-Python one takes half a second of every start over this document.
+    return yaml.load(SPEC.read_text(), Loader=yaml.CSafeLoader)
+
+
+def create_app(settings: Settings | None = None) -> connexion.FlaskApp:
+    """Build a Kindling app for `settings` (by default, from the environment)."""
+    settings = settings or Settings.from_env()
+    # A broken framework file stops the server here, not at the first compliance request.
+    load_frameworks()
+    engine = make_engine(settings.database_url)
+    breaker = redis_breaker()
+    state = Runtime(
+        settings=settings,
+        engine=engine,
+        session_factory=make_session_factory(engine),
+        cache=make_cache(settings.redis_url, breaker),
+        limiter=RateLimiter(settings.redis_url, settings.rate_limit_multiplier, breaker=breaker),
+        signer=make_signer(settings.evidence_signing_key, settings.evidence_previous_keys, settings.database_url),
+    )
+    # Without API docs, no request passes through Swagger UI's router on its way in.
+    middlewares = [
+        middleware
+        for middleware in ConnexionMiddleware.default_middlewares
+        if settings.api_docs or middleware is not SwaggerUIMiddleware
+    ]
+    # Compact JSON by orjson: Connexion pretty-prints with the standard library by default.
+    app = connexion.FlaskApp(__name__, jsonifier=OrjsonJsonifier(), middlewares=middlewares)
+    app.app.json = OrjsonProvider(app.app)
+    spec = load_spec()
+    app.add_api(
+        spec,
+        strict_validation=True,
+        validate_responses=settings.validate_responses,
+        pythonic_params=True,
+        validator_map=VALIDATOR_MAP_OVERRIDES,
+        # The spec itself is served as written by SpecMiddleware; the Swagger UI loads it from there.
+        swagger_ui_options=SwaggerUIOptions(
+            swagger_ui=settings.api_docs, serve_spec=False, spec_path=SPEC_JSON_PATH, swagger_ui_path="/api/ui"
+        ),
+    )
+    if settings.api_docs:
+        app.add_middleware(SpecMiddleware, position=MiddlewarePosition.BEFORE_SWAGGER, spec=spec)
+    # Authentication first: the limits are per account for a signed-in caller.
+    app.add_middleware(
+        AuthenticationMiddleware,
+        position=MiddlewarePosition.BEFORE_EXCEPTION,
+        session_factory=state.session_factory,
+    )
+    app.add_middleware(RateLimitMiddleware, position=MiddlewarePosition.BEFORE_EXCEPTION, limiter=state.limiter)
+    app.add_middleware(RequestGuardMiddleware, position=MiddlewarePosition.BEFORE_ROUTING)
+    app.add_middleware(
+        RouteGuardMiddleware,
+        position=MiddlewarePosition.BEFORE_ROUTING,
+        paths=spec["paths"],
+    )
+    errors.register(app)
+    install(app.app, state)
+    return app
+
+
+def app_from_environment() -> connexion.FlaskApp:
+    """Factory for ASGI servers: `uvicorn --factory kindling.web.app:app_from_environment`."""
+    return create_app(Settings.from_env())

@@ -1,0 +1,79 @@
+"""Authentication: the step that turns a request's session credential into a Principal.
+
+openapi.yaml's two security schemes (`sessionCookie`, `bearerAuth`) name `session_info` below.
+The credential is resolved once per request by `AuthenticationMiddleware`, before the rate
+limits (which are per account for a signed-in caller) and before Connexion's security check,
+which then only reads the result. `GET /api/health` is never authenticated.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+
+from sqlalchemy.exc import SQLAlchemyError
+from starlette.concurrency import run_in_threadpool
+from starlette.datastructures import Headers
+
+from kindling.domain.access import Principal
+from kindling.services import sessions
+
+log = logging.getLogger(__name__)
+
+PRINCIPAL_KEY = "kindling.principal"
+# Load balancers and probes poll it: it neither authenticates nor counts against a limit.
+UNAUTHENTICATED_PATHS = frozenset({"/api/health"})
+
+
+def is_api_request(scope) -> bool:
+    """Whether authentication and rate limits apply to this request."""
+    return scope["type"] == "http" and scope["path"].startswith("/api/") and scope["path"] not in UNAUTHENTICATED_PATHS
+
+
+def principal_of(scope) -> Principal | None:
+    """The caller `AuthenticationMiddleware` found for this request, if any."""
+    return scope.get("state", {}).get(PRINCIPAL_KEY)
+
+
+class AuthenticationMiddleware:
+    """Resolves the session credential of every /api request (health aside) to a Principal, or
+    None, and leaves it in the request's state; it refuses nothing itself, for an operation may
+    be public. A database that cannot be reached answers 503."""
+
+    def __init__(self, app, *, session_factory) -> None:
+        self.app = app
+        self.session_factory = session_factory
+
+    async def __call__(self, scope, receive, send):
+        if not is_api_request(scope):
+            await self.app(scope, receive, send)
+            return
+        token = sessions.token_from_headers(Headers(scope=scope))
+        principal = sessions.cached_principal(token)
+        if principal is sessions.NOT_CACHED:
+            try:
+                principal = await run_in_threadpool(sessions.authenticate, self.session_factory, token)
+            except SQLAlchemyError as exc:
+                log.warning("database unavailable while authenticating: %s", exc.__class__.__name__)
+                body = json.dumps({"error": "The database is unavailable; try again shortly", "code": "service_unavailable"}).encode()
+                await send_json(send, 503, body, [(b"retry-after", b"5")])
+                return
+        scope.setdefault("state", {})[PRINCIPAL_KEY] = principal
+        await self.app(scope, receive, send)
+
+
+async def send_json(send, status: int, payload: bytes, headers: list[tuple[bytes, bytes]]) -> None:
+    await send(
+        {
+            "type": "http.response.start",
+            "status": status,
+            "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(payload)).encode())] + headers,
+        }
+    )
+    await send({"type": "http.response.body", "body": payload})
+
+
+async def session_info(_token: str, request) -> dict | None:
+    """Connexion's security function for both schemes: the caller AuthenticationMiddleware found."""
+    principal = principal_of(request.scope)
+    return principal.as_token_info() if principal else None

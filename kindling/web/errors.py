@@ -1,0 +1,129 @@
+"""The one error envelope every failure is answered with, from a handler or from the frameworks."""
+
+from __future__ import annotations
+
+import json
+import logging
+
+from connexion.exceptions import BadRequestProblem, ProblemException
+from connexion.lifecycle import ConnexionRequest, ConnexionResponse
+from sqlalchemy.exc import DBAPIError
+from sqlalchemy.exc import TimeoutError as PoolTimeout
+from starlette.exceptions import HTTPException
+
+from kindling.errors import ApiError
+from kindling.web.validation import field_error, refused
+
+log = logging.getLogger(__name__)
+
+CODES_BY_STATUS = {
+    400: "validation_error",
+    401: "unauthenticated",
+    403: "forbidden",
+    404: "not_found",
+    405: "method_not_allowed",
+    406: "not_acceptable",
+    409: "conflict",
+    413: "payload_too_large",
+    414: "uri_too_long",
+    415: "unsupported_media_type",
+    429: "rate_limited",
+    431: "request_header_fields_too_large",
+    500: "internal_error",
+    503: "service_unavailable",
+}
+# How much of a framework's message about a refused body is repeated.
+MAX_DETAIL = 200
+
+
+def envelope(message: str, *, code: str | None = None, details: dict | None = None, **extra) -> dict:
+    """The body of every error response: `{error, code?, details?}`."""
+    body = {"error": message}
+    if code:
+        body["code"] = code
+    if details:
+        body["details"] = details
+    body.update(extra)
+    return body
+
+
+def error_response(status: int, body: dict, headers: dict | None = None) -> ConnexionResponse:
+    return ConnexionResponse(
+        status_code=status,
+        mimetype="application/json",
+        content_type="application/json",
+        body=json.dumps(body),
+        headers=headers or {},
+    )
+
+
+def api_error(_request: ConnexionRequest, exc: ApiError) -> ConnexionResponse:
+    body = envelope(exc.message, code=exc.code, details=exc.details, **exc.extra)
+    return error_response(exc.status, body, exc.headers)
+
+
+def problem(_request: ConnexionRequest, exc: ProblemException) -> ConnexionResponse:
+    """Connexion's own validation and security failures, in our envelope."""
+    status = exc.status or 500
+    if isinstance(exc, BadRequestProblem):
+        return api_error(_request, _bad_request(exc))
+    message = exc.detail or exc.title or "Request failed"
+    if status >= 500:
+        log.error("connexion problem %s: %s", status, message)
+        message = "Internal server error"
+    return error_response(status, envelope(message, code=CODES_BY_STATUS.get(status)), exc.headers)
+
+
+def _bad_request(exc: BadRequestProblem) -> ApiError:
+    """The 400s Connexion raises itself besides its validators (kindling.web.validation raises
+    those): a body that is not JSON, or no body where one is required."""
+    detail = str(exc.detail or exc.title or "")
+    if detail.startswith(("Expecting", "Extra data", "Unterminated", "Invalid", "Unexpected")):
+        message = "is not valid JSON: " + detail[:MAX_DETAIL]  # the decoder names a position, never content
+    elif "required" in detail.lower():
+        message = "is required"
+    else:
+        message = "is malformed"
+    return refused([field_error("body", "", message)])
+
+
+def http_exception(_request: ConnexionRequest, exc: HTTPException) -> ConnexionResponse:
+    """Routing errors (unknown path, wrong method) and Flask aborts."""
+    status = exc.status_code
+    messages = {404: "No such endpoint", 405: "Method not allowed on this endpoint"}
+    message = messages.get(status) or (exc.detail if isinstance(exc.detail, str) else "Request failed")
+    return error_response(status, envelope(message, code=CODES_BY_STATUS.get(status)), dict(exc.headers or {}))
+
+
+def database_unavailable(_request: ConnexionRequest, exc: Exception) -> ConnexionResponse:
+    """A database that cannot be reached is an outage, not a bug."""
+    if isinstance(exc, DBAPIError) and not exc.connection_invalidated and not _is_connect_error(exc):
+        return unhandled(_request, exc)
+    log.warning("database unavailable: %s", exc.__class__.__name__)
+    return error_response(503, envelope("The database is unavailable; try again shortly", code="service_unavailable"), {"Retry-After": "5"})
+
+
+def _is_connect_error(exc: DBAPIError) -> bool:
+    name = type(exc.orig).__name__ if exc.orig is not None else ""
+    return name in ("OperationalError", "InterfaceError") and "locked" not in str(exc.orig)
+
+
+def undecodable(_request: ConnexionRequest, _exc: UnicodeDecodeError) -> ConnexionResponse:
+    """A body that is not UTF-8 is bad input, whichever layer tried to decode it."""
+    return api_error(_request, refused([field_error("body", "", "is not valid UTF-8")]))
+
+
+def unhandled(_request: ConnexionRequest, exc: Exception) -> ConnexionResponse:
+    log.error("unhandled error", exc_info=exc)
+    return error_response(500, envelope("Internal server error", code="internal_error"))
+
+
+def register(app) -> None:
+    """Route every kind of failure to the envelope."""
+    app.add_error_handler(ApiError, api_error)
+    app.add_error_handler(ProblemException, problem)
+    app.add_error_handler(HTTPException, http_exception)
+    app.add_error_handler(DBAPIError, database_unavailable)
+    app.add_error_handler(PoolTimeout, database_unavailable)
+    app.add_error_handler(UnicodeDecodeError, undecodable)
+    app.add_error_handler(Exception, unhandled)

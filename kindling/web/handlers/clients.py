@@ -1,0 +1,112 @@
+"""Consultants and their clients: invitations, which consultants send and cancel and organization
+admins accept or decline, and the relationships they start, seen from either side."""
+
+from __future__ import annotations
+
+from kindling.domain import access
+from kindling.persistence.accounts import User
+from kindling.persistence.base import utcnow
+from kindling.persistence.clients import ClientRelationship, Invitation
+from kindling.services import clients
+from kindling.web.handlers.accounts import organization_body
+from kindling.web.runtime import db
+
+
+def list_clients(token_info: dict):
+    caller = access.consultant(token_info)
+    return {"data": [relationship_body(r) for r in clients.list_clients(db(), consultant_id=caller.user_id)]}, 200
+
+
+def end_client(organization_id: str, token_info: dict):
+    caller = access.consultant(token_info)
+    relationship = clients.end_relationship(
+        db(), consultant_id=caller.user_id, organization_id=organization_id, ended_by="consultant"
+    )
+    return {"success": True, "data": relationship_body(relationship)}, 200
+
+
+def list_consultants(token_info: dict):
+    caller = access.admin(token_info)
+    relationships = clients.list_consultants(db(), organization_id=caller.organization_id)
+    return {"data": [relationship_body(r) for r in relationships]}, 200
+
+
+def end_consultant(consultant_id: str, token_info: dict):
+    caller = access.admin(token_info)
+    relationship = clients.end_relationship(
+        db(), consultant_id=consultant_id, organization_id=caller.organization_id, ended_by="organization"
+    )
+    return {"success": True, "data": relationship_body(relationship)}, 200
+
+
+def relationship_body(relationship: ClientRelationship) -> dict:
+    return {
+        "id": relationship.id,
+        "consultantId": relationship.consultant_id,
+        "organizationId": relationship.organization_id,
+        "invitationId": relationship.invitation_id,
+        "status": relationship.status,
+        "acceptedAt": relationship.accepted_at,
+        "endedAt": relationship.ended_at,
+        "organization": organization_body(relationship.organization, with_join_code=False),
+        "consultant": consultant_body(relationship.consultant),
+    }
+
+
+def consultant_body(consultant: User) -> dict:
+    return {"id": consultant.id, "name": consultant.name, "firmName": consultant.firm_name}
+
+
+def list_invitations(token_info: dict, limit: int, status: str | None = None, cursor: str | None = None):
+    caller = access.principal(token_info)
+    if caller.is_consultant:
+        owner = {"consultant_id": caller.user_id}
+    else:
+        owner = {"organization_id": access.admin(token_info).organization_id}
+    invitations, next_cursor = clients.list_invitations(db(), **owner, status=status, limit=limit, cursor=cursor)
+    return {"data": [invitation_body(i) for i in invitations], "nextCursor": next_cursor}, 200
+
+
+def send_invitation(body: dict, token_info: dict):
+    caller = access.consultant(token_info)
+    invitation = clients.send_invitation(
+        db(), consultant_id=caller.user_id, organization_id=body["organizationId"], message=body.get("message")
+    )
+    return {"success": True, "data": invitation_body(invitation)}, 200
+
+
+def accept_invitation(body: dict, token_info: dict):
+    caller = access.admin(token_info)
+    relationship = clients.accept_invitation(
+        db(), organization_id=caller.organization_id, invitation_id=body["invitationId"]
+    )
+    return {"success": True, "data": relationship_body(relationship)}, 200
+
+
+def decline_invitation(body: dict, token_info: dict):
+    caller = access.admin(token_info)
+    invitation = clients.decline_invitation(
+        db(), organization_id=caller.organization_id, invitation_id=body["invitationId"]
+    )
+    return {"success": True, "data": invitation_body(invitation)}, 200
+
+
+def cancel_invitation(body: dict, token_info: dict):
+    caller = access.consultant(token_info)
+    invitation = clients.cancel_invitation(db(), consultant_id=caller.user_id, invitation_id=body["invitationId"])
+    return {"success": True, "data": invitation_body(invitation)}, 200
+
+
+def invitation_body(invitation: Invitation) -> dict:
+    return {
+        "id": invitation.id,
+        "organizationId": invitation.organization_id,
+        "consultantId": invitation.consultant_id,
+        "status": invitation.status_at(utcnow()),
+        "message": invitation.message,
+        "createdAt": invitation.created_at,
+        "expiresAt": invitation.expires_at,
+        "respondedAt": invitation.responded_at,
+        "organization": organization_body(invitation.organization, with_join_code=False),
+        "consultant": consultant_body(invitation.consultant),
+    }

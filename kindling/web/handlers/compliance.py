@@ -1,0 +1,28 @@
+"""Compliance reports of the caller's organization, on screen and as files."""
+
+from __future__ import annotations
+
+import flask
+
+from kindling.domain import access
+from kindling.services import compliance, periods
+from kindling.web.runtime import db, runtime
+
+
+def get_report(framework: str, token_info: dict, period: str = periods.DEFAULT_PERIOD):
+    caller = access.admin(token_info)
+    report = compliance.build_report(db(), organization_id=caller.organization_id, framework_id=framework, period=period)
+    return {"data": compliance.report_document(report)}, 200
+
+
+def export_report(body: dict, token_info: dict):
+    caller = access.admin(token_info)
+    exported = compliance.export_report(
+        db(),
+        runtime().signer,
+        organization_id=caller.organization_id,
+        framework_id=body["framework"],
+        file_format=body["format"],
+        period=body.get("period", periods.DEFAULT_PERIOD),
+    )
+    return flask.Response(exported.content, status=200, headers=exported.headers)

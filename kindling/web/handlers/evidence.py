@@ -1,0 +1,56 @@
+"""The organization's evidence log: its events, their verification, signed bundles and the keys."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+from kindling.domain import access
+from kindling.services import evidence
+from kindling.web.runtime import db, runtime
+
+
+def _moment(text: str | None) -> dt.datetime | None:
+    # The spec has checked the RFC 3339 form, which always carries a zone.
+    return None if text is None else dt.datetime.fromisoformat(text)
+
+
+def list_events(
+    token_info: dict,
+    from_: str | None = None,
+    to: str | None = None,
+    subject_id: str | None = None,
+    cursor: str | None = None,
+    limit: int = 100,
+):
+    caller = access.admin(token_info)
+    events, next_cursor = evidence.list_events(
+        db(),
+        organization_id=caller.organization_id,
+        since=_moment(from_),
+        until=_moment(to),
+        subject_id=subject_id,
+        limit=limit,
+        cursor=cursor,
+    )
+    return {"data": events, "nextCursor": next_cursor}, 200
+
+
+def verify_chain(token_info: dict):
+    caller = access.admin(token_info)
+    return evidence.verify(db(), organization_id=caller.organization_id), 200
+
+
+def export_bundle(token_info: dict, body: dict):
+    caller = access.admin(token_info)
+    bundle = evidence.export(
+        db(),
+        runtime().signer,
+        organization_id=caller.organization_id,
+        since=_moment(body.get("from")),
+        until=_moment(body.get("to")),
+    )
+    return bundle, 200
+
+
+def list_keys():
+    return {"data": runtime().signer.listed_keys()}, 200

@@ -1,0 +1,39 @@
+"""Service health."""
+
+from __future__ import annotations
+
+from kindling import __version__
+from kindling.infrastructure import health
+from kindling.persistence.base import utcnow
+from kindling.web.runtime import runtime
+
+SERVICE = "kindling"
+
+
+def get_health():
+    state = runtime()
+    settings = state.settings
+    results = health.run_checks(state.engine, state.cache)
+    checks = {name: result.as_dict() for name, result in results.items()}
+    healthy = all(result.ok for result in results.values())
+    if healthy or not settings.strict_health_check:
+        body = {
+            "status": "ok" if healthy else "degraded",
+            "timestamp": utcnow(),
+            "service": SERVICE,
+            "version": __version__,
+            "environment": settings.environment,
+            "checks": checks,
+            "strictMode": settings.strict_health_check,
+        }
+        status = 200
+    else:
+        body = {"status": "unhealthy", "timestamp": utcnow(), "service": SERVICE, "checks": checks}
+        status = 503
+    if settings.debug_health_check:
+        body["diagnostics"] = {
+            "latencyMs": {name: result.latency_ms for name, result in results.items()},
+            "databaseDialect": state.engine.dialect.name,
+            "cacheBackend": state.cache.backend,
+        }
+    return body, status

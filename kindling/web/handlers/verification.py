@@ -1,0 +1,102 @@
+"""Verification of kindness acts: decisions, the caller's pending list, and attestations."""
+
+from __future__ import annotations
+
+from kindling.domain import access
+from kindling.persistence.verification import Attestation, VerificationDecision
+from kindling.services import verification
+from kindling.web.handlers.kindness import act_body
+from kindling.web.runtime import db, runtime
+
+
+def decide_verification(id_: str, body: dict, token_info: dict):
+    decision = verification.decide(
+        db(),
+        runtime().cache,
+        caller=access.member(token_info),
+        act_id=id_,
+        level=body["level"],
+        decision=body["decision"],
+        note=body.get("note"),
+        reference=body.get("reference"),
+    )
+    return {"data": decision_body(decision)}, 201
+
+
+def list_verifications(id_: str, token_info: dict):
+    decisions = verification.list_decisions(db(), caller=access.member(token_info), act_id=id_)
+    return {"data": [decision_body(decision, attestation) for decision, attestation in decisions]}, 200
+
+
+def list_pending_verifications(token_info: dict, limit: int = 100, cursor: str | None = None):
+    acts, next_cursor = verification.list_pending(db(), caller=access.member(token_info), limit=limit, cursor=cursor)
+    return {"data": [act_body(act) for act in acts], "nextCursor": next_cursor}, 200
+
+
+def request_attestation(id_: str, body: dict, token_info: dict):
+    attestation, token = verification.request_attestation(
+        db(),
+        caller=access.member(token_info),
+        act_id=id_,
+        level=body["level"],
+        attester_name=body["attesterName"],
+        attester_organization=body.get("attesterOrganization"),
+        attester_email=body.get("attesterEmail"),
+    )
+    body = {
+        "id": attestation.id,
+        "level": attestation.level,
+        "url": f"/api/attestations/{token}",
+        "token": token,
+        "expiresAt": attestation.expires_at,
+    }
+    return {"data": body}, 201
+
+
+def read_attestation(token: str):
+    shown = verification.read_attestation(db(), token=token)
+    act = shown.act
+    body = {
+        "level": shown.attestation.level,
+        "organizationName": shown.organization_name,
+        "category": act.category,
+        "description": act.description,
+        "date": act.created_at.date().isoformat(),
+        "expiresAt": shown.attestation.expires_at,
+    }
+    return {"data": body}, 200
+
+
+def answer_attestation(token: str, body: dict):
+    decision = verification.answer_attestation(
+        db(),
+        runtime().cache,
+        token=token,
+        decision=body["decision"],
+        name=body["name"],
+        organization=body.get("organization"),
+        statement=body.get("statement"),
+    )
+    return {"data": {"level": decision.level, "decision": decision.decision, "decidedAt": decision.decided_at}}, 200
+
+
+def decision_body(decision: VerificationDecision, attestation: Attestation | None = None) -> dict:
+    body = {
+        "id": decision.id,
+        "actId": decision.act_id,
+        "level": decision.level,
+        "decision": decision.decision,
+        "decidedBy": decision.decided_by,
+        "decidedAt": decision.decided_at,
+    }
+    if decision.note is not None:
+        body["note"] = decision.note
+    if decision.reference is not None:
+        body["reference"] = decision.reference
+    if attestation is not None:
+        body["attester"] = {
+            "name": attestation.answer_name,
+            "organization": attestation.answer_organization,
+            "statement": attestation.answer_statement,
+        }
+    return body

@@ -1,0 +1,84 @@
+"""Wellbeing survey responses and organization aggregates."""
+
+from __future__ import annotations
+
+from kindling.domain import access
+from kindling.persistence.wellbeing import WellbeingResponse
+from kindling.services import periods, wellbeing
+from kindling.services.wellbeing import Figures, Summary
+from kindling.web.runtime import db
+
+
+def list_responses(
+    token_info: dict, scope: str = "own", period: str | None = None, limit: int = 50, cursor: str | None = None
+):
+    if scope == "organization":
+        caller = access.admin(token_info)
+        window = periods.window(period or periods.DEFAULT_PERIOD)
+        summary = wellbeing.summarize(db(), organization_ids=[caller.organization_id], window=window)[
+            caller.organization_id
+        ]
+        return {
+            "data": summary_body(summary) if summary else None,
+            "suppressed": summary is None,
+            "minimumGroupSize": wellbeing.MINIMUM_GROUP_SIZE,
+        }, 200
+    rows, next_cursor = wellbeing.list_own_responses(db(), caller=access.member(token_info), limit=limit, cursor=cursor)
+    return {"data": [response_body(r) for r in rows], "nextCursor": next_cursor}, 200
+
+
+def create_response(token_info: dict, body: dict):
+    response = wellbeing.create_response(
+        db(),
+        caller=access.member(token_info),
+        mood=body["mood"],
+        stress=body["stress"],
+        energy=body.get("energy"),
+        comment=body.get("comment"),
+        anonymous=body.get("anonymous", False),
+    )
+    return {"data": response_body(response)}, 201
+
+
+def get_response(token_info: dict, id_: str):
+    response = wellbeing.get_own_response(db(), caller=access.member(token_info), response_id=id_)
+    return {"data": response_body(response)}, 200
+
+
+def response_body(response: WellbeingResponse) -> dict:
+    return {
+        "id": response.id,
+        "mood": response.mood,
+        "stress": response.stress,
+        "energy": response.energy,
+        "comment": response.comment,
+        "anonymous": response.anonymous,
+        "sentiment": {"label": response.sentiment_label, "compound": response.sentiment_compound},
+        "createdAt": response.created_at,
+    }
+
+
+def summary_body(summary: Summary) -> dict:
+    return {
+        "period": summary.period,
+        "from": summary.start,
+        "to": summary.end,
+        "respondents": summary.figures.respondents,
+        "responses": summary.figures.responses,
+        "averages": _averages(summary.figures),
+        "sentiment": summary.sentiment,
+        "byWeek": [
+            {
+                "weekStart": week.start,
+                "suppressed": week.figures is None,
+                "respondents": week.figures.respondents if week.figures else None,
+                "responses": week.figures.responses if week.figures else None,
+                "averages": _averages(week.figures) if week.figures else None,
+            }
+            for week in summary.weeks
+        ],
+    }
+
+
+def _averages(figures: Figures) -> dict:
+    return {"mood": figures.average_mood, "stress": figures.average_stress, "energy": figures.average_energy}

@@ -1,0 +1,31 @@
+"""orjson for both of the web edge's JSON encoders: Connexion's jsonifier and Flask's JSON provider."""
+
+from __future__ import annotations
+
+import orjson
+from connexion.jsonifier import Jsonifier
+from flask.json.provider import JSONProvider
+
+from kindling.domain.jsoncodec import dumps
+
+
+class OrjsonJsonifier(Jsonifier):
+    """Connexion's jsonifier for JSON responses. Connexion's own would pass `cls=` and append a
+    newline, neither of which orjson takes; FlaskApp accepts the bytes as they are."""
+
+    def __init__(self) -> None:
+        super().__init__(orjson)
+
+    def dumps(self, data, **_kwargs) -> bytes:
+        return dumps(data)
+
+
+class OrjsonProvider(JSONProvider):
+    """Flask's JSON provider (`flask.jsonify`, `request.get_json`). Flask wants text back, and
+    callers may pass the standard library's keyword arguments, which orjson has no use for."""
+
+    def dumps(self, obj, **_kwargs) -> str:
+        return dumps(obj).decode()
+
+    def loads(self, s, **_kwargs):
+        return orjson.loads(s)

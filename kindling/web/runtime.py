@@ -1,0 +1,66 @@
+"""What one running app holds, and the database session each request owns."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import flask
+from sqlalchemy import Engine
+from sqlalchemy.orm import Session, sessionmaker
+
+from kindling.config import Settings
+from kindling.evidence.keys import Signer
+from kindling.infrastructure.cache import Cache
+from kindling.infrastructure.ratelimit import RateLimiter
+
+EXTENSION = "kindling"
+
+
+@dataclasses.dataclass
+class Runtime:
+    settings: Settings
+    engine: Engine
+    session_factory: sessionmaker[Session]
+    cache: Cache
+    limiter: RateLimiter
+    signer: Signer
+
+
+def runtime() -> Runtime:
+    """The running app's settings, database, cache, limiter and evidence signer."""
+    return flask.current_app.extensions[EXTENSION]
+
+
+def db() -> Session:
+    """The request's database session, opened on first use."""
+    if "db" not in flask.g:
+        flask.g.db = runtime().session_factory()
+    return flask.g.db
+
+
+def install(flask_app: flask.Flask, state: Runtime) -> None:
+    """Make the request the one owner of its transaction: commit once on success."""
+    flask_app.extensions[EXTENSION] = state
+
+    @flask_app.after_request
+    def commit(response: flask.Response) -> flask.Response:
+        session = flask.g.pop("db", None)
+        if session is not None:
+            try:
+                # A request that only read from the cache never began a transaction.
+                if session.in_transaction():
+                    if response.status_code < 400:
+                        session.commit()
+                    else:
+                        session.rollback()
+            finally:
+                session.close()
+        return response
+
+    @flask_app.teardown_request
+    def close(_exc: BaseException | None) -> None:
+        # Reached with the session still open only when the handler raised.
+        session = flask.g.pop("db", None)
+        if session is not None:
+            session.rollback()
+            session.close()

@@ -1,0 +1,71 @@
+"""Every compliance export states the evidence head it was computed at and is signed over its bytes."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import io
+import re
+
+import pypdf
+import pytest
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
+
+SIGNATURE = re.compile(r"keyId=(?P<key_id>[0-9a-f]{16}), algorithm=Ed25519, digest=sha256:(?P<digest>[0-9a-f]{64}), value=(?P<value>\S+)")
+
+
+def export(client, account, file_format: str):
+    response = client.post("/api/compliance/export", json={"framework": "gri", "format": file_format}, headers=account.headers)
+    assert response.status_code == 200, response.text
+    return response
+
+
+def check_signature(client, response) -> str:
+    """The signing key's id, once the signature has verified over the exact body received."""
+    match = SIGNATURE.fullmatch(response.headers["kindling-signature"])
+    assert match is not None, response.headers["kindling-signature"]
+    digest = hashlib.sha256(response.content).digest()
+    assert match["digest"] == digest.hex()
+    keys = {key["keyId"]: key["publicKey"] for key in client.get("/api/evidence/keys").json()["data"]}
+    public_key = Ed25519PublicKey.from_public_bytes(base64.b64decode(keys[match["key_id"]]))
+    public_key.verify(base64.b64decode(match["value"]), digest)  # raises InvalidSignature when it does not
+    return match["key_id"]
+
+
+@pytest.mark.parametrize("file_format", ["csv", "json", "pdf"])
+def test_exports_carry_the_head_and_a_signature_over_their_bytes(client, busy, file_format):
+    response = export(client, busy, file_format)
+    head = client.get("/api/evidence/verify", headers=busy.headers).json()["head"]
+    assert head["seq"] == 10  # the busy month's 4 acts, the 3 decisions that verified them, 3 check-ins
+    assert response.headers["kindling-evidence-head"] == f"{head['seq']}:{head['hash']}"
+    check_signature(client, response)
+
+
+def test_a_changed_byte_no_longer_verifies(client, busy):
+    from cryptography.exceptions import InvalidSignature
+
+    response = export(client, busy, "csv")
+    match = SIGNATURE.fullmatch(response.headers["kindling-signature"])
+    public_key = Ed25519PublicKey.from_public_bytes(base64.b64decode(client.get("/api/evidence/keys").json()["data"][0]["publicKey"]))
+    altered = hashlib.sha256(response.content.replace(b"gri", b"grj", 1)).digest()
+    with pytest.raises(InvalidSignature):
+        public_key.verify(base64.b64decode(match["value"]), altered)
+
+
+def test_the_json_report_carries_the_head_in_its_body(client, busy):
+    response = export(client, busy, "json")
+    seq, hash_ = response.headers["kindling-evidence-head"].split(":")
+    assert response.json()["data"]["evidenceHead"] == {"seq": int(seq), "hash": hash_}
+
+
+def test_the_pdf_prints_the_head_and_the_key_in_its_footer(client, busy):
+    response = export(client, busy, "pdf")
+    key_id = check_signature(client, response)
+    text = " ".join(page.extract_text() for page in pypdf.PdfReader(io.BytesIO(response.content)).pages)
+    assert f"Evidence head {response.headers['kindling-evidence-head']}, signed with key {key_id}" in " ".join(text.split())
+
+
+def test_an_organization_without_events_exports_the_empty_head(client, make):
+    response = export(client, make.admin(), "csv")
+    assert response.headers["kindling-evidence-head"] == "0:" + "0" * 64
+    check_signature(client, response)

@@ -1,0 +1,106 @@
+"""Migration 0011 chains one `imported` event for every act, check-in and donation made before the log."""
+
+from __future__ import annotations
+
+import datetime as dt
+import uuid
+
+import pytest
+from sqlalchemy import MetaData, create_engine, insert, make_url, text
+from sqlalchemy.orm import Session
+
+from kindling.persistence.database import upgrade
+from kindling.services import evidence
+
+DAY = dt.datetime(2026, 3, 2, 9, 0, tzinfo=dt.UTC)
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def empty_database(request, settings, tmp_path):
+    """A database of its own, on each backend the test session has."""
+    if request.param == "sqlite":
+        yield f"sqlite:///{tmp_path / 'before.db'}"
+        return
+    if not settings.database_url.startswith("postgresql"):
+        pytest.skip("the test session runs on SQLite only")
+    name = f"kindling_backfill_{uuid.uuid4().hex[:8]}"
+    server = create_engine(make_url(settings.database_url).set(database="postgres"), isolation_level="AUTOCOMMIT")
+    with server.connect() as connection:
+        connection.execute(text(f'CREATE DATABASE "{name}"'))
+    try:
+        yield make_url(settings.database_url).set(database=name).render_as_string(hide_password=False)
+    finally:
+        with server.connect() as connection:
+            connection.execute(text(f'DROP DATABASE "{name}" WITH (FORCE)'))
+        server.dispose()
+
+
+def test_every_earlier_record_is_imported_in_one_chain_per_organization(empty_database):
+    upgrade(empty_database, "0007")
+    engine = create_engine(empty_database)
+    ids = {name: str(uuid.uuid4()) for name in ("org", "other", "user", "other_user", "opp", "act1", "act2", "check_in", "donation", "act3")}
+    # The tables as they stood at 0007, not as the models describe them now.
+    tables = MetaData()
+    tables.reflect(engine)
+    with engine.begin() as connection:
+        for org, user in (("org", "user"), ("other", "other_user")):
+            connection.execute(insert(tables.tables["organizations"]).values(id=ids[org], name=org, slug=org, join_code=org, currency="EUR", created_at=DAY))
+            connection.execute(
+                insert(tables.tables["users"]).values(
+                    id=ids[user], email=f"{user}@example.test", name="Private Person", password_hash="x",
+                    account_type="member", organization_id=ids[org], role="admin", active=True, created_at=DAY,
+                )
+            )
+        for name, org, user, days, level in (("act1", "org", "user", 1, 3), ("act2", "org", "user", 3, 1), ("act3", "other", "other_user", 2, 5)):
+            connection.execute(
+                insert(tables.tables["kindness_acts"]).values(
+                    id=ids[name], organization_id=ids[org], user_id=ids[user], recipient_id="someone", description="Private words",
+                    category="community", verification_level=level, media=[], ripple_count=0,
+                    created_at=DAY + dt.timedelta(days=days), updated_at=DAY + dt.timedelta(days=days),
+                )
+            )
+        connection.execute(
+            insert(tables.tables["volunteer_opportunities"]).values(
+                id=ids["opp"], organization_id=ids["org"], created_by=ids["user"], title="Clean-up", starts_at=DAY, ends_at=DAY + dt.timedelta(hours=2),
+                latitude=51.5, longitude=-0.12, radius_meters=200, created_at=DAY,
+            )
+        )
+        connection.execute(
+            insert(tables.tables["volunteer_check_ins"]).values(
+                id=ids["check_in"], opportunity_id=ids["opp"], organization_id=ids["org"], user_id=ids["user"], checked_in_at=DAY + dt.timedelta(days=2),
+                latitude=51.5, longitude=-0.12, distance_meters=12.345, verified=True, hours=2.0,
+            )
+        )
+        connection.execute(
+            insert(tables.tables["donations"]).values(
+                id=ids["donation"], organization_id=ids["org"], user_id=ids["user"], amount=1500, currency="EUR",
+                recipient_name="Private Shelter", note="private", status="succeeded", created_at=DAY, updated_at=DAY,
+            )
+        )
+    upgrade(empty_database, "0011")
+    with Session(engine) as session:
+        result = evidence.verify(session, organization_id=ids["org"])
+        events, _ = evidence.list_events(session, organization_id=ids["org"])
+        other, _ = evidence.list_events(session, organization_id=ids["other"])
+        assert result["intact"] and result["events"] == 4
+        assert evidence.verify(session, organization_id=ids["other"])["intact"]
+        # The log goes on from the imported head.
+        appended = evidence.append(
+            session, organization_id=ids["org"], type=evidence.ACT_RECORDED, subject=("act", "new"), actor_id=None, data={}
+        )
+        assert appended["seq"] == 5 and appended["prevHash"] == events[-1]["hash"]
+        session.rollback()
+    engine.dispose()
+    assert {e["type"] for e in events + other} == {"imported"} and all(e["actorId"] is None for e in events)
+    # Oldest record first, each with the time it claims.
+    assert [(e["subject"]["kind"], e["subject"]["id"]) for e in events] == [
+        ("donation", ids["donation"]), ("act", ids["act1"]), ("check_in", ids["check_in"]), ("act", ids["act2"])
+    ]
+    assert [e["data"] for e in events] == [
+        {"recordedAt": "2026-03-02T09:00:00.000000Z", "amount": 1500, "currency": "EUR", "status": "succeeded"},
+        {"recordedAt": "2026-03-03T09:00:00.000000Z", "requestedLevel": 3, "category": "community"},
+        {"recordedAt": "2026-03-04T09:00:00.000000Z", "opportunityId": ids["opp"], "distanceMeters": 12.3, "verified": True},
+        {"recordedAt": "2026-03-05T09:00:00.000000Z", "requestedLevel": 1, "category": "community"},
+    ]
+    assert [e["subject"]["id"] for e in other] == [ids["act3"]] and other[0]["seq"] == 1
+    assert "Private" not in str(events + other)

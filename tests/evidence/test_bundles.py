@@ -1,0 +1,229 @@
+"""Signed bundles, checked offline by `kindling evidence verify` and by a verifier of the test's own."""
+
+from __future__ import annotations
+
+import base64
+import copy
+import json
+import subprocess
+import sys
+
+import pytest
+
+from kindling import cli
+from kindling.config import Settings
+from kindling.evidence.keys import make_signer, parse_private_key
+
+# A second key, as after a rotation (a fixed test seed, never used anywhere else).
+ROTATED_SEED = base64.b64encode(bytes(range(32))).decode()
+
+
+def export(client, admin, **body) -> dict:
+    response = client.post("/api/evidence/export", json=body, headers=admin.headers)
+    assert response.status_code == 200, response.text
+    return response.json()
+
+
+def current_key(client) -> str:
+    return client.get("/api/evidence/keys").json()["data"][0]["publicKey"]
+
+
+def run_verify(tmp_path, capsys, bundle: dict, *keys: str) -> tuple[int, str]:
+    path = tmp_path / "bundle.json"
+    path.write_text(json.dumps(bundle))
+    code = cli.main(["evidence", "verify", str(path), *(arg for key in keys for arg in ("--public-key", key))])
+    captured = capsys.readouterr()
+    return code, (captured.out + captured.err).strip()
+
+
+def test_a_good_bundle_verifies(client, logged, tmp_path, capsys):
+    bundle = export(client, logged)
+    assert bundle["prevHash"] == "0" * 64 and len(bundle["events"]) == 5
+    assert bundle["head"] == {"seq": 5, "hash": bundle["events"][-1]["hash"]}
+    assert bundle["signature"]["algorithm"] == "Ed25519"
+    code, output = run_verify(tmp_path, capsys, bundle, current_key(client))
+    assert code == 0 and "verified: 5 events" in output and "signature by key" in output
+
+
+def test_without_a_key_the_chain_is_checked_and_the_signature_said_unchecked(client, logged, tmp_path, capsys):
+    code, output = run_verify(tmp_path, capsys, export(client, logged))
+    assert code == 0 and "NOT checked" in output
+
+
+def altered_event(bundle):
+    bundle["events"][2]["data"]["verified"] = not bundle["events"][2]["data"]["verified"]
+
+
+def reordered(bundle):
+    bundle["events"][1], bundle["events"][2] = bundle["events"][2], bundle["events"][1]
+
+
+def dropped(bundle):
+    del bundle["events"][3]
+
+
+def dropped_last(bundle):
+    del bundle["events"][-1]
+
+
+def altered_signature(bundle):
+    value = bytearray(base64.b64decode(bundle["signature"]["value"]))
+    value[0] ^= 1
+    bundle["signature"]["value"] = base64.b64encode(bytes(value)).decode()
+
+
+def altered_head(bundle):
+    bundle["head"]["seq"] = 4
+
+
+@pytest.mark.parametrize(
+    "damage, says",
+    [
+        (altered_event, "chain broken at seq 3: seq 3: the event's content does not match its hash"),
+        (reordered, "chain broken at seq 2: seq 2 is missing or out of order"),
+        (dropped, "chain broken at seq 4: seq 4 is missing or out of order"),
+        (dropped_last, "chain broken at seq 5: the chain ends at seq 4, before its head seq 5"),
+        (altered_head, "chain broken at seq 4"),
+        (altered_signature, "the signature does not verify with key"),
+    ],
+)
+def test_a_damaged_bundle_fails_with_one_line(client, logged, tmp_path, capsys, damage, says):
+    bundle = export(client, logged)
+    damage(bundle)
+    code, output = run_verify(tmp_path, capsys, bundle, current_key(client))
+    assert code == 1
+    assert output.count("\n") == 0 and output.startswith("NOT VERIFIED: ") and says in output
+
+
+def test_the_wrong_key_fails_with_one_line(client, logged, tmp_path, capsys):
+    other = base64.b64encode(_public(parse_private_key(ROTATED_SEED))).decode()
+    code, output = run_verify(tmp_path, capsys, export(client, logged), other)
+    assert code == 1 and output.count("\n") == 0 and "is not among the given public keys" in output
+
+
+def test_a_signature_copied_from_another_bundle_fails(client, logged, tmp_path, capsys):
+    first, second = export(client, logged), export(client, logged, **{"from": "2000-01-01T00:00:00Z"})
+    second["signedAt"] = "2000-01-01T00:00:00.000000Z"
+    second["signature"] = first["signature"]
+    code, output = run_verify(tmp_path, capsys, second, current_key(client))
+    assert code == 1 and "the signature does not verify" in output
+
+
+def test_an_excerpt_carries_the_hash_it_starts_from(client, logged, tmp_path, capsys):
+    events = client.get("/api/evidence", headers=logged.headers).json()["data"]
+    excerpt = export(client, logged, **{"from": events[1]["occurredAt"], "to": events[3]["occurredAt"]})
+    assert [e["seq"] for e in excerpt["events"]] == [2, 3, 4]
+    assert excerpt["prevHash"] == events[0]["hash"] and excerpt["head"] == {"seq": 4, "hash": events[3]["hash"]}
+    code, _ = run_verify(tmp_path, capsys, excerpt, current_key(client))
+    assert code == 0
+    excerpt["prevHash"] = "0" * 64
+    code, output = run_verify(tmp_path, capsys, excerpt, current_key(client))
+    assert code == 1 and "seq 2: prevHash does not match" in output
+
+
+def test_an_empty_excerpt_verifies(client, logged, tmp_path, capsys):
+    bundle = export(client, logged, **{"from": "2000-01-01T00:00:00Z", "to": "2000-01-02T00:00:00Z"})
+    assert bundle["events"] == [] and bundle["head"]["seq"] == 5
+    assert run_verify(tmp_path, capsys, bundle, current_key(client))[0] == 0
+
+
+def test_bad_input_to_the_command(tmp_path, capsys):
+    missing = cli.main(["evidence", "verify", str(tmp_path / "none.json")])
+    (tmp_path / "bad.json").write_text("{not json")
+    unreadable = cli.main(["evidence", "verify", str(tmp_path / "bad.json")])
+    (tmp_path / "list.json").write_text("[]")
+    not_a_bundle = cli.main(["evidence", "verify", str(tmp_path / "list.json")])
+    (tmp_path / "partial.json").write_text('{"events": []}')
+    partial = cli.main(["evidence", "verify", str(tmp_path / "partial.json")])
+    bad_key = cli.main(["evidence", "verify", str(tmp_path / "partial.json"), "--public-key", "short"])
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert (missing, unreadable, not_a_bundle, partial, bad_key) == (2, 2, 1, 1, 2)
+    assert len(lines) == 5 and "not an evidence bundle" in lines[3] and "--public-key" in lines[4]
+
+
+def test_the_command_needs_no_server_no_database_and_no_configuration(client, logged, tmp_path):
+    path = tmp_path / "bundle.json"
+    path.write_text(json.dumps(export(client, logged)))
+    probe = (
+        "import sys; from kindling import cli; code = cli.main(sys.argv[1:]); "
+        "loaded = [m for m in sys.modules if m.split('.')[0] in ('sqlalchemy', 'flask', 'connexion', 'psycopg2') "
+        "or m in ('kindling.web.app', 'kindling.persistence', 'kindling.services')]; "
+        "print('loaded:', loaded); sys.exit(code)"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", probe, "evidence", "verify", str(path), "--public-key", current_key(client)],
+        # A production environment with nothing configured: the server would refuse to start.
+        env={"PATH": "/usr/bin:/bin", "ENVIRONMENT": "production", "DATABASE_URL": "postgresql://nowhere.invalid/x"},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.returncode == 0, result.stderr
+    assert "loaded: []" in result.stdout and "verified: 5 events" in result.stdout
+
+
+def test_a_rotated_key_stays_listed_and_its_bundles_still_verify(
+    client, logged, settings, runtime, monkeypatch, tmp_path, capsys
+):
+    old_key = current_key(client)
+    old_bundle = export(client, logged)
+    # What a restart with EVIDENCE_SIGNING_KEY=<new> and EVIDENCE_PREVIOUS_KEYS=<old> makes.
+    rotated = Settings.from_env({"EVIDENCE_SIGNING_KEY": ROTATED_SEED, "EVIDENCE_PREVIOUS_KEYS": old_key})
+    signer = make_signer(rotated.evidence_signing_key, rotated.evidence_previous_keys, settings.database_url)
+    monkeypatch.setattr(runtime, "signer", signer)
+    listed = client.get("/api/evidence/keys").json()["data"]
+    new_bundle = export(client, logged)
+    assert [key["publicKey"] for key in listed][1:] == [old_key]
+    assert new_bundle["signature"]["keyId"] == listed[0]["keyId"] != old_bundle["signature"]["keyId"]
+    every_key = [key["publicKey"] for key in listed]
+    assert run_verify(tmp_path, capsys, old_bundle, *every_key)[0] == 0
+    assert run_verify(tmp_path, capsys, new_bundle, *every_key)[0] == 0
+    assert run_verify(tmp_path, capsys, old_bundle, listed[0]["publicKey"])[0] == 1
+
+
+def _public(seed: bytes) -> bytes:
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+    from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
+
+    return Ed25519PrivateKey.from_private_bytes(seed).public_key().public_bytes(Encoding.Raw, PublicFormat.Raw)
+
+
+# --- an independent verifier: the documented algorithm, with no Kindling code ---
+
+
+def independent_verify(bundle: dict, public_key_b64: str) -> bool:
+    import hashlib
+
+    import rfc8785
+    from cryptography.exceptions import InvalidSignature
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
+
+    raw_key = base64.b64decode(public_key_b64)
+    if hashlib.sha256(raw_key).hexdigest()[:16] != bundle["signature"]["keyId"]:
+        return False
+    unsigned = {name: value for name, value in bundle.items() if name != "signature"}
+    try:
+        Ed25519PublicKey.from_public_bytes(raw_key).verify(
+            base64.b64decode(bundle["signature"]["value"]), rfc8785.dumps(unsigned)
+        )
+    except InvalidSignature:
+        return False
+    prev, seq = bundle["prevHash"], (bundle["events"][0]["seq"] - 1 if bundle["events"] else bundle["head"]["seq"])
+    for event in bundle["events"]:
+        body = {name: value for name, value in event.items() if name != "hash"}
+        if event["seq"] != seq + 1 or event["prevHash"] != prev:
+            return False
+        if hashlib.sha256(rfc8785.dumps(body)).hexdigest() != event["hash"]:
+            return False
+        prev, seq = event["hash"], event["seq"]
+    return bundle["head"] == {"seq": seq, "hash": prev}
+
+
+def test_an_independent_verifier_agrees(client, logged):
+    key = current_key(client)
+    bundle = export(client, logged)
+    assert independent_verify(bundle, key)
+    for damage in (altered_event, reordered, dropped, dropped_last, altered_signature):
+        damaged = copy.deepcopy(bundle)
+        damage(damaged)
+        assert not independent_verify(damaged, key), damage.__name__

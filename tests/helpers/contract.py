@@ -1,0 +1,76 @@
+"""Running schemathesis against a live server, and the client that sets up the state it starts from."""
+
+from __future__ import annotations
+
+import json
+import os
+import pathlib
+import subprocess
+import sys
+
+import requests
+
+from tests.factories import PASSWORD
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+SEED = "1"
+# A single operation has no links to follow, so no stateful phase.
+SINGLE_OPERATION_PHASES = "examples,coverage,fuzzing"
+
+
+class Api:
+    """Just enough of a client to set up the state the fuzzer starts from."""
+
+    def __init__(self, url: str) -> None:
+        self.url = url
+
+    def call(self, method: str, path: str, token: str | None = None, **kwargs) -> dict:
+        headers = {"Authorization": f"Bearer {token}"} if token else {}
+        response = requests.request(method, self.url + path, headers=headers, timeout=10, **kwargs)
+        response.raise_for_status()
+        return response.json()
+
+    def sign_up(self, **fields) -> str:
+        body = {"password": PASSWORD, "name": "Fuzzer", "returnToken": True, **fields}
+        return self.call("POST", "/api/auth/sign-up", json=body)["data"]["session"]["token"]
+
+    def sign_in(self, email: str) -> str:
+        body = {"email": email, "password": PASSWORD, "returnToken": True}
+        return self.call("POST", "/api/auth/sign-in", json=body)["data"]["session"]["token"]
+
+
+def accounts_file(directory: pathlib.Path, account: str, stranger: str) -> pathlib.Path:
+    """A Web Fuzzing Commons auth document: the account under test and the stranger."""
+    path = directory / "accounts.json"
+    entries = [("account", account), ("stranger", stranger)]
+    document = {
+        "auth": [
+            {"name": name, "fixedHeaders": [{"name": "Authorization", "value": f"Bearer {token}"}]}
+            for name, token in entries
+        ]
+    }
+    path.write_text(json.dumps(document))
+    return path
+
+
+def schemathesis(
+    server, accounts: pathlib.Path, phases: str, *selection: str, config: pathlib.Path = ROOT / "schemathesis.toml"
+) -> subprocess.CompletedProcess:
+    """Run schemathesis as the `account` of the `accounts` file, in `phases`, over the `selection`."""
+    command = [
+        sys.executable, "-m", "schemathesis.cli", "--config-file", str(config), "run", str(ROOT / "openapi.yaml"),
+        "--url", server.url,
+        # Every check is on, and the number of examples set, in schemathesis.toml (`--checks all`
+        # here would override its exceptions, `--max-examples` its count for the stateful phase).
+        "--phases", phases, "--mode", "all", "--no-color", "--seed", SEED, *selection,
+    ]
+    env = {**os.environ, "KINDLING_CONTRACT_ACCOUNTS": str(accounts)}
+    return subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=900)
+
+
+def failures(run: subprocess.CompletedProcess) -> str:
+    """schemathesis's report from its failures on, which is what a reader needs; without
+    failures (an error of schemathesis's own), the end of its output."""
+    start = run.stdout.find("FAILURES")
+    report = run.stdout[start:][:20000] if start >= 0 else run.stdout[-20000:]
+    return report + run.stderr[-2000:]
