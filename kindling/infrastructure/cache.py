@@ -15,6 +15,7 @@ class Cache(Protocol):
     backend: str
 
     def get(self, key: str) -> str | None: ...
+    def get_many(self, keys: list[str]) -> list[str | None]: ...
     def set(self, key: str, value: str, ttl: int) -> None: ...
     def delete(self, key: str) -> None: ...
     def ping(self, timeout: float) -> None: ...
@@ -40,6 +41,9 @@ class MemoryCache:
                 del self._items[key]
                 return None
             return value
+
+    def get_many(self, keys: list[str]) -> list[str | None]:
+        return [self.get(key) for key in keys]
 
     def set(self, key: str, value: str, ttl: int) -> None:
         with self._lock:
@@ -77,6 +81,12 @@ class RedisCache:
 
     def get(self, key: str) -> str | None:
         return self._breaker.call(lambda: self._redis.get(self._prefix + key), lambda: self._fallback.get(key))
+
+    def get_many(self, keys: list[str]) -> list[str | None]:
+        """The values of `keys`, in one round trip."""
+        return self._breaker.call(
+            lambda: self._redis.mget([self._prefix + key for key in keys]), lambda: self._fallback.get_many(keys)
+        )
 
     def set(self, key: str, value: str, ttl: int) -> None:
         self._breaker.call(

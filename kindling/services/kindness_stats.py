@@ -1,8 +1,9 @@
 """Kindness statistics of an organization, read from its tallies and cached for five minutes.
 
-Cache entries are keyed by a per-organization generation that is replaced once a change to
-the organization's acts has committed. A reader that computed from data older than the
-change can then only fill an entry nobody asks for again, never the one readers use.
+The cached entry names the generation it was computed in, and each organization's generation
+is replaced once a change to its acts has committed. A reader fetches both in one round trip
+and uses the entry only when the generations agree: a reader that computed from data older
+than the change, and stored its result late, has stored an entry nobody uses.
 """
 
 from __future__ import annotations
@@ -36,12 +37,17 @@ def get_stats(db: DbSession, cache: Cache, *, organization_id: str) -> dict:
 def get_stats_json(db: DbSession, cache: Cache, *, organization_id: str) -> str:
     """The organization's statistics as the JSON text the cache keeps, so that an answer from the
     cache can be sent as stored, never decoded and encoded again."""
-    key = f"kindness:stats:{organization_id}:{_generation(cache, organization_id)}"
-    cached = cache.get(key)
-    if cached is not None:
-        return cached
+    generation_key, entry_key = _generation_key(organization_id), _entry_key(organization_id)
+    generation, entry = cache.get_many([generation_key, entry_key])
+    if generation is None:
+        generation = new_id()
+        cache.set(generation_key, generation, GENERATION_TTL)
+    elif entry is not None:
+        entry_generation, _, cached = entry.partition(":")
+        if entry_generation == generation:
+            return cached
     encoded = jsoncodec.dumps(compute_stats(db, organization_id=organization_id)).decode()
-    cache.set(key, encoded, STATS_TTL)
+    cache.set(entry_key, f"{generation}:{encoded}", STATS_TTL)
     return encoded
 
 
@@ -91,14 +97,9 @@ def invalidate_after_commit(db: DbSession, cache: Cache, organization_id: str) -
     event.listen(db, "after_commit", new_generation, once=True)
 
 
-def _generation(cache: Cache, organization_id: str) -> str:
-    key = _generation_key(organization_id)
-    generation = cache.get(key)
-    if generation is None:
-        generation = new_id()
-        cache.set(key, generation, GENERATION_TTL)
-    return generation
-
-
 def _generation_key(organization_id: str) -> str:
     return f"kindness:stats-generation:{organization_id}"
+
+
+def _entry_key(organization_id: str) -> str:
+    return f"kindness:stats:{organization_id}"

@@ -7,6 +7,7 @@ import pathlib
 import connexion
 import yaml
 from connexion.middleware import ConnexionMiddleware, MiddlewarePosition
+from connexion.middleware.response_validation import ResponseValidationMiddleware
 from connexion.middleware.swagger_ui import SwaggerUIMiddleware
 from connexion.options import SwaggerUIOptions
 
@@ -24,6 +25,7 @@ from kindling.web.ratelimit import RateLimitMiddleware
 from kindling.web.requestguard import RequestGuardMiddleware
 from kindling.web.routeguard import RouteGuardMiddleware
 from kindling.web.runtime import Runtime, install
+from kindling.web.signatures import settle_handlers
 from kindling.web.uploads import VALIDATOR_MAP_OVERRIDES
 
 SPEC = pathlib.Path(__file__).parent.parent / "openapi.yaml"
@@ -49,16 +51,15 @@ def create_app(settings: Settings | None = None) -> connexion.FlaskApp:
         limiter=RateLimiter(settings.redis_url, settings.rate_limit_multiplier, breaker=breaker),
         signer=make_signer(settings.evidence_signing_key, settings.evidence_previous_keys, settings.database_url),
     )
-    # Without API docs, no request passes through Swagger UI's router on its way in.
-    middlewares = [
-        middleware
-        for middleware in ConnexionMiddleware.default_middlewares
-        if settings.api_docs or middleware is not SwaggerUIMiddleware
-    ]
+    # Without API docs, no request passes through Swagger UI's router on its way in; without
+    # response validation, none through the response validator's.
+    skipped = {SwaggerUIMiddleware: not settings.api_docs, ResponseValidationMiddleware: not settings.validate_responses}
+    middlewares = [middleware for middleware in ConnexionMiddleware.default_middlewares if not skipped.get(middleware)]
     # Compact JSON by orjson: Connexion pretty-prints with the standard library by default.
     app = connexion.FlaskApp(__name__, jsonifier=OrjsonJsonifier(), middlewares=middlewares)
     app.app.json = OrjsonProvider(app.app)
     spec = load_spec()
+    settle_handlers(spec)
     app.add_api(
         spec,
         strict_validation=True,

@@ -17,6 +17,7 @@ from starlette.datastructures import Headers
 
 from kindling.domain.access import Principal
 from kindling.services import sessions
+from kindling.web.signatures import settle
 
 log = logging.getLogger(__name__)
 
@@ -73,6 +74,7 @@ async def send_json(send, status: int, payload: bytes, headers: list[tuple[bytes
     await send({"type": "http.response.body", "body": payload})
 
 
+@settle
 async def session_info(_token: str, request) -> dict | None:
     """Connexion's security function for both schemes: the caller AuthenticationMiddleware found."""
     principal = principal_of(request.scope)

@@ -156,11 +156,11 @@ def test_refused_requests_leave_statistics_alone(client, make):
 def test_a_late_write_from_a_stale_reader_is_never_served(client, make, runtime):
     a = make.admin()
     post_act(client, a)
-    generation = kindness_stats._generation(runtime.cache, a.organization_id)
-    # A reader that read the database before the next act committed stores its result late.
     stale = dict(stats(client, a), total=1)
+    generation, _ = stored_entry(runtime.cache, a.organization_id)
+    # A reader that read the database before the next act committed stores its result late.
     post_act(client, a)
-    runtime.cache.set(f"kindness:stats:{a.organization_id}:{generation}", json.dumps(stale), kindness_stats.STATS_TTL)
+    runtime.cache.set(f"kindness:stats:{a.organization_id}", f"{generation}:{json.dumps(stale)}", kindness_stats.STATS_TTL)
     assert stats(client, a)["total"] == 2
 
 
@@ -168,12 +168,19 @@ def test_cached_statistics_are_sent_as_stored(client, make, runtime):
     a = make.admin()
     post_act(client, a)
     stats(client, a)
-    key = f"kindness:stats:{a.organization_id}:{kindness_stats._generation(runtime.cache, a.organization_id)}"
+    generation, _ = stored_entry(runtime.cache, a.organization_id)
     stored = json.dumps(dict(EMPTY, total=7), indent=1)
-    runtime.cache.set(key, stored, kindness_stats.STATS_TTL)
+    runtime.cache.set(f"kindness:stats:{a.organization_id}", f"{generation}:{stored}", kindness_stats.STATS_TTL)
     response = client.get("/api/kindness/stats", headers=a.headers)
     assert response.status_code == 200 and response.headers["content-type"] == "application/json"
     assert response.text == '{"data":' + stored + "}"
+
+
+def stored_entry(cache, organization_id: str) -> tuple[str, str]:
+    """(generation, statistics JSON) of the organization's cached entry."""
+    generation, _, stored = cache.get(f"kindness:stats:{organization_id}").partition(":")
+    assert generation == cache.get(f"kindness:stats-generation:{organization_id}")
+    return generation, stored
 
 
 class RecordingCache:
@@ -185,6 +192,9 @@ class RecordingCache:
     def get(self, key: str) -> str | None:
         item = self.items.get(key)
         return item[0] if item else None
+
+    def get_many(self, keys: list[str]) -> list[str | None]:
+        return [self.get(key) for key in keys]
 
     def set(self, key: str, value: str, ttl: int) -> None:
         self.items[key] = (value, ttl)
@@ -199,5 +209,7 @@ def test_statistics_are_kept_for_five_minutes_as_json(db, make):
     assert len(entries) == 1
     key, value, ttl = entries[0]
     assert a.organization_id in key and ttl == 300
-    assert json.loads(value) == computed
+    generation, _, stored = value.partition(":")
+    assert generation == cache.get(f"kindness:stats-generation:{a.organization_id}")
+    assert json.loads(stored) == computed
     assert kindness_stats.get_stats(db, cache, organization_id=a.organization_id) == computed

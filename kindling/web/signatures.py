@@ -1,0 +1,31 @@
+"""Signatures worked out once, at start-up.
+
+Connexion asks which arguments a handler and a security function take on every request
+(`inspect.signature`), and working a signature out is a tenth of a cached request's work.
+`inspect.signature` returns a function's own `__signature__` when it has one (PEP 362), so
+each is set here once, to exactly what inspection finds.
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+from collections.abc import Callable
+
+from kindling.web.routeguard import HTTP_METHODS
+
+
+def settle(function: Callable) -> Callable:
+    """Give the innermost of `function`'s wrappers (the one Connexion inspects) its signature."""
+    function = inspect.unwrap(function)
+    function.__signature__ = inspect.signature(function)
+    return function
+
+
+def settle_handlers(spec: dict) -> None:
+    """Settle the signature of every operation's handler in `spec`."""
+    for item in spec["paths"].values():
+        for method, operation in item.items():
+            if method in HTTP_METHODS:
+                module = importlib.import_module(operation["x-openapi-router-controller"])
+                settle(getattr(module, operation["operationId"]))
