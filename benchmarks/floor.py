@@ -27,6 +27,7 @@ settings = Settings.from_env()
 engine = make_engine(settings.database_url)
 sessions = make_session_factory(engine)
 cache = make_cache(settings.redis_url, redis_breaker())
+database_probe = health.DatabaseProbe(engine)
 caller = Principal(
     user_id=os.environ["FLOOR_USER_ID"],
     account_type="member",
@@ -39,7 +40,7 @@ floor = flask.Flask(__name__)
 
 @floor.get("/api/health")
 def get_health():
-    results = health.run_checks(engine, cache)
+    results = health.run_checks(database_probe, cache)
     return {
         "status": "ok" if all(result.ok for result in results.values()) else "degraded",
         "timestamp": utcnow(),

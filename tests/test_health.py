@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import concurrent.futures
 import dataclasses
 import datetime as dt
 import re
@@ -10,6 +11,8 @@ import time
 from sqlalchemy import event
 
 from kindling import __version__
+from kindling.infrastructure.health import DatabaseProbe
+from kindling.persistence.database import make_engine
 from kindling.web.app import create_app
 from tests.live import free_port
 
@@ -100,3 +103,20 @@ def test_health_neither_authenticates_nor_counts(rate_window, client, make, runt
     assert not [statement for statement in statements if "sessions" in statement]
     # And the polls left the address's budget untouched.
     assert client.get("/api/auth/session").headers["x-ratelimit-remaining"] == "59"
+
+
+def test_the_database_probe_asks_on_one_connection_kept_out_of_the_pool(settings):
+    engine = make_engine(settings.database_url)
+    connects = []
+    event.listen(engine, "connect", lambda *_: connects.append(1))
+    probe = DatabaseProbe(engine)
+    for _ in range(20):
+        probe.ping()
+    assert len(connects) == 1
+    assert engine.pool.checkedout() == 0
+
+
+def test_concurrent_probes_all_answer(settings):
+    probe = DatabaseProbe(make_engine(settings.database_url))
+    with concurrent.futures.ThreadPoolExecutor(max_workers=8) as pool:
+        assert list(pool.map(lambda _: probe.ping(), range(200))) == [None] * 200

@@ -151,6 +151,15 @@ def test_database_outage_answers_503_then_recovers_with_every_201_kept(postgres_
     assert missing == [], f"{len(missing)} of {len(created)} acts answered 201 are gone"
 
 
+def test_health_reports_the_database_ok_on_its_first_check_after_a_restart(postgres_service, live_server):
+    server = live_server(DATABASE_URL=postgres_service.url)
+    health = f"{server.url}/api/health"
+    assert requests.get(health, timeout=10).json()["checks"]["database"] == {"status": "ok"}
+    postgres_service.stop()  # drops health's own connection with every other
+    postgres_service.start()
+    assert requests.get(health, timeout=10).json()["checks"]["database"] == {"status": "ok"}
+
+
 def test_frozen_database_answers_503_within_seconds_then_recovers(postgres_service, redis_service, live_server):
     server = live_server(DATABASE_URL=postgres_service.url, REDIS_URL=redis_service.url, RATE_LIMIT_MULTIPLIER="100")
     caller = Caller(server)

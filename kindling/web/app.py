@@ -15,6 +15,7 @@ from kindling.compliance import load_frameworks
 from kindling.config import Settings
 from kindling.evidence.keys import make_signer
 from kindling.infrastructure.cache import make_cache, redis_breaker
+from kindling.infrastructure.health import DatabaseProbe
 from kindling.infrastructure.ratelimit import RateLimiter
 from kindling.persistence.database import make_engine, make_session_factory
 from kindling.web import errors
@@ -46,6 +47,7 @@ def create_app(settings: Settings | None = None) -> connexion.FlaskApp:
     state = Runtime(
         settings=settings,
         engine=engine,
+        database_probe=DatabaseProbe(engine),
         session_factory=make_session_factory(engine),
         cache=make_cache(settings.redis_url, breaker),
         limiter=RateLimiter(settings.redis_url, settings.rate_limit_multiplier, breaker=breaker),

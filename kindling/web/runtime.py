@@ -11,6 +11,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from kindling.config import Settings
 from kindling.evidence.keys import Signer
 from kindling.infrastructure.cache import Cache
+from kindling.infrastructure.health import DatabaseProbe
 from kindling.infrastructure.ratelimit import RateLimiter
 
 EXTENSION = "kindling"
@@ -20,6 +21,7 @@ EXTENSION = "kindling"
 class Runtime:
     settings: Settings
     engine: Engine
+    database_probe: DatabaseProbe
     session_factory: sessionmaker[Session]
     cache: Cache
     limiter: RateLimiter

@@ -218,6 +218,11 @@ class StructuredParameterValidator(ParameterValidator):
     """Checks every query, path and header parameter and reports all that fail (the API takes
     no cookie parameter: its session cookie is a security scheme)."""
 
+    def validate(self, scope) -> None:
+        # An operation without parameters, asked without a query, has nothing to look at.
+        if scope.get("query_string") or any(self.parameters.values()):
+            super().validate(scope)
+
     def validate_request(self, request) -> None:
         errors = []
         if self.strict_validation:

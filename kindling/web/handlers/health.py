@@ -13,7 +13,7 @@ SERVICE = "kindling"
 def get_health():
     state = runtime()
     settings = state.settings
-    results = health.run_checks(state.engine, state.cache)
+    results = health.run_checks(state.database_probe, state.cache)
     checks = {name: result.as_dict() for name, result in results.items()}
     healthy = all(result.ok for result in results.values())
     if healthy or not settings.strict_health_check:
