@@ -17,8 +17,10 @@ counters after each round of requests, while the process waits for the next comm
 round's count, less that of an empty round (the command handling), divided by its requests,
 is one figure; the table shows the median of `--rounds` rounds, after one discarded round per
 route, and their median absolute deviation from it. A round now and then also pays for work
-the app does once in a while, such as reading the session from the database (about 2 million
-instructions) when its 30 s cache entry has expired; the median leaves those rounds out.
+the app does once in a while, such as reading the session from the database (about 1.5
+million instructions) when the process's 1 s memory of it has lapsed, which under callgrind's
+slowness happens every few seconds; the median leaves those rounds out, and a machine busy
+with other work makes them more common.
 
 The apps, with production settings on PostgreSQL and Redis (`RATE_LIMIT_MULTIPLIER=100000`,
 so the limiter counts every request without refusing any):
