@@ -39,6 +39,9 @@ EVENT_TYPES = (
 _events = EvidenceEvent.__table__
 _heads = EvidenceHead.__table__
 _STREAM_BATCH = 5000
+# A bundle is built and signed whole, in memory: a longer log is exported in excerpts, which
+# chain (each one's prevHash is the head hash of the one before).
+EXPORT_LIMIT = 100_000
 _COLUMNS = tuple(
     _events.c[name]
     for name in ("seq", "organization_id", "type", "subject_kind", "subject_id", "actor_id", "data", "occurred_at", "prev_hash", "hash")
@@ -200,6 +203,14 @@ def export(
     # Every event from the first to the last in the range, so the excerpt is one unbroken piece
     # of the chain even where clocks of several servers let occurredAt step back.
     first, last_seq = db.execute(_range(select(func.min(_events.c.seq), func.max(_events.c.seq)).where(*in_log), since, until)).one()
+    if first is not None and last_seq - first + 1 > EXPORT_LIMIT:
+        count = last_seq - first + 1
+        raise BadRequest(
+            f"The range holds {count:,} events; a bundle holds at most {EXPORT_LIMIT:,}: "
+            "export it in excerpts with from and to",
+            code="export_too_large",
+            details={"events": count, "limit": EXPORT_LIMIT},
+        )
     statement = select(_events).where(*in_log, _events.c.seq.between(first, last_seq)).order_by(_events.c.seq)
     events = list(_stream(db, statement)) if first is not None else []
     if events:

@@ -13,6 +13,8 @@ import pytest
 from kindling import cli
 from kindling.config import Settings
 from kindling.evidence.keys import make_signer, parse_private_key
+from kindling.services import evidence
+from tests.helpers import assert_envelope
 
 # A second key, as after a rotation (a fixed test seed, never used anywhere else).
 ROTATED_SEED = base64.b64encode(bytes(range(32))).decode()
@@ -119,6 +121,20 @@ def test_an_excerpt_carries_the_hash_it_starts_from(client, logged, tmp_path, ca
     excerpt["prevHash"] = "0" * 64
     code, output = run_verify(tmp_path, capsys, excerpt, current_key(client))
     assert code == 1 and "seq 2: prevHash does not match" in output
+
+
+def test_a_range_over_the_limit_is_refused_and_excerpts_within_it_chain(client, logged, monkeypatch, tmp_path, capsys):
+    monkeypatch.setattr(evidence, "EXPORT_LIMIT", 3)
+    response = client.post("/api/evidence/export", json={}, headers=logged.headers)
+    assert_envelope(response, 400, "export_too_large")
+    assert response.json()["details"] == {"events": 5, "limit": 3}
+    events = client.get("/api/evidence", headers=logged.headers).json()["data"]
+    first = export(client, logged, **{"to": events[2]["occurredAt"]})
+    second = export(client, logged, **{"from": events[3]["occurredAt"]})
+    assert [e["seq"] for e in first["events"] + second["events"]] == [1, 2, 3, 4, 5]
+    assert second["prevHash"] == first["head"]["hash"]
+    for bundle in (first, second):
+        assert run_verify(tmp_path, capsys, bundle, current_key(client))[0] == 0
 
 
 def test_an_empty_excerpt_verifies(client, logged, tmp_path, capsys):
