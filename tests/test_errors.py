@@ -194,6 +194,9 @@ def test_unknown_query_parameter(client, make):
     account = make.admin()
     first = assert_refused(client.get("/api/kindness?colour=red", headers=account.headers), "query", "colour")
     assert first["message"] == "is not a parameter of this operation"
+    # An operation that takes no parameters at all refuses them the same way.
+    first = assert_refused(client.get("/api/kindness/stats?colour=red", headers=account.headers), "query", "colour")
+    assert first["message"] == "is not a parameter of this operation"
 
 
 def test_path_parameter(client, make):
