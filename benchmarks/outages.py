@@ -22,8 +22,6 @@ from tests.helpers import Caller
 from tests.live import LiveServer
 from tests.services import PostgresCluster, RedisServer
 
-NAMES = ("health", "sign-in", "session", "list", "stats", "create")
-
 
 def hung_port() -> tuple[int, socket.socket]:
     listener = socket.socket()

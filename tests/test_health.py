@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import concurrent.futures
 import dataclasses
 import datetime as dt
 import re
@@ -114,9 +113,3 @@ def test_the_database_probe_asks_on_one_connection_kept_out_of_the_pool(settings
         probe.ping()
     assert len(connects) == 1
     assert engine.pool.checkedout() == 0
-
-
-def test_concurrent_probes_all_answer(settings):
-    probe = DatabaseProbe(make_engine(settings.database_url))
-    with concurrent.futures.ThreadPoolExecutor(max_workers=8) as pool:
-        assert list(pool.map(lambda _: probe.ping(), range(200))) == [None] * 200

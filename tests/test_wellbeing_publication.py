@@ -27,7 +27,7 @@ from kindling.web.handlers.wellbeing import summary_body
 from tests import factories
 from tests.factories.principals import principal
 
-PERIODS = periods.PERIODS
+PERIODS = tuple(periods.PERIOD_DAYS)
 # A Monday, 00:00 UTC.
 BASE = dt.datetime(2031, 3, 3, tzinfo=dt.UTC)
 SUPPRESSED = {"data": None, "suppressed": True, "minimumGroupSize": 5}

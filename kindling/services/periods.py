@@ -13,7 +13,6 @@ import datetime as dt
 
 from kindling.persistence.base import utcnow
 
-PERIODS = ("week", "month", "quarter", "year")
 DEFAULT_PERIOD = "month"
 # Rolling windows ending now, as for the portfolio export.
 PERIOD_DAYS = {"week": 7, "month": 30, "quarter": 90, "year": 365}
