@@ -9,6 +9,7 @@ import hashlib
 import logging
 import os
 import pathlib
+import tempfile
 
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
@@ -112,12 +113,16 @@ def _kept_key(path: pathlib.Path) -> Ed25519PrivateKey:
     pem = private_key.private_bytes(
         serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
     )
-    # O_EXCL: two processes starting together keep one key, the one written first.
+    # Written whole under another name (mkstemp: mode 0600), then linked into place: of two
+    # processes starting together the first link wins, and no one reads a half-written key.
+    descriptor, written = tempfile.mkstemp(dir=path.parent, prefix=path.name + ".")
     try:
-        descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(descriptor, "wb") as file:
+            file.write(pem)
+        os.link(written, path)
     except FileExistsError:
         return Ed25519PrivateKey.from_private_bytes(parse_private_key(path.read_text()))
-    with os.fdopen(descriptor, "wb") as file:
-        file.write(pem)
+    finally:
+        os.unlink(written)
     log.info("made the evidence signing key %s", path)
     return private_key
