@@ -13,7 +13,8 @@ from sqlalchemy.orm import Session
 from kindling.errors import Conflict
 from kindling.persistence.accounts import Organization, User
 from kindling.persistence.accounts import Session as UserSession
-from kindling.services import accounts, members
+from kindling.services import members
+from tests import factories
 from tests.factories import PASSWORD
 from tests.helpers import assert_envelope
 
@@ -149,15 +150,12 @@ def test_malformed_user_ids_are_400(client, make):
 def test_two_admins_demoting_each_other_at_once_leave_one(runtime, settings):
     """Run outside the test transaction: each demotion commits in a session of its own."""
     with Session(runtime.engine) as setup:
-        organization = accounts.create_organization(setup, name=f"Race {uuid.uuid4().hex[:8]}")
-        admins = [
-            User(email=f"race-{uuid.uuid4().hex}@example.test", name=f"Admin {n}", password_hash="-", account_type="member",
-                 organization_id=organization.id, role="admin")
-            for n in range(2)
-        ]
-        setup.add_all(admins)
+        make = factories.Factories(setup, runtime.cache)
+        first = make.admin(f"Race {uuid.uuid4().hex[:8]}", email=f"race-{uuid.uuid4().hex}@example.test")
+        second = make.member(first, email=f"race-{uuid.uuid4().hex}@example.test")
+        second.user.role = "admin"
         setup.commit()
-        organization_id, ids = organization.id, [a.id for a in admins]
+        organization_id, ids = first.organization_id, [first.user.id, second.user.id]
     barrier = threading.Barrier(2)
     outcomes: list[str] = []
 

@@ -6,30 +6,17 @@ from __future__ import annotations
 import concurrent.futures
 import threading
 import time
-import uuid
 
 import pytest
 import requests
 
 from kindling.services.sessions import PRINCIPAL_TTL
-from tests.factories import PASSWORD
+from tests.helpers import sign_up
 
 pytestmark = pytest.mark.live
 
 BOUND = 2.0
 
-
-def _sign_up(server) -> dict:
-    body = {
-        "email": f"revoked-{uuid.uuid4().hex}@example.test",
-        "password": PASSWORD,
-        "name": "Revoked",
-        "organizationName": f"Revoked {uuid.uuid4().hex[:8]}",
-        "returnToken": True,
-    }
-    response = requests.post(f"{server.url}/api/auth/sign-up", json=body, timeout=10)
-    assert response.status_code == 201, response.text
-    return {"Authorization": f"Bearer {response.json()['data']['session']['token']}"}
 
 
 def _answers_after_sign_out(server, headers: dict, *, callers: int = 8, watch: float = 3.5) -> list[tuple[float, int]]:
@@ -70,7 +57,7 @@ def _assert_refused_within_bound(answers: list[tuple[float, int]]) -> None:
 def test_a_signed_out_session_is_refused_everywhere_within_two_seconds(redis_service, postgres_service, live_server, redis_state):
     assert PRINCIPAL_TTL < BOUND
     server = live_server(workers=2, DATABASE_URL=postgres_service.url, REDIS_URL=redis_service.url, RATE_LIMIT_MULTIPLIER="100")
-    headers = _sign_up(server)
+    headers = sign_up(server.url).headers
     if redis_state == "stopped":
         redis_service.stop()
     try:
@@ -83,7 +70,7 @@ def test_a_signed_out_session_is_refused_everywhere_within_two_seconds(redis_ser
 
 def test_a_session_revoked_while_redis_was_down_stays_revoked_when_it_returns(redis_service, postgres_service, live_server):
     server = live_server(workers=2, DATABASE_URL=postgres_service.url, REDIS_URL=redis_service.url, RATE_LIMIT_MULTIPLIER="100")
-    headers = _sign_up(server)
+    headers = sign_up(server.url).headers
     for _ in range(20):  # cached by whichever workers answer
         assert requests.get(f"{server.url}/api/auth/session", headers=headers, timeout=10).status_code == 200
     redis_service.stop()

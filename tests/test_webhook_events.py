@@ -10,10 +10,9 @@ from sqlalchemy import select
 
 from kindling.persistence.outbound_webhooks import WebhookEvent
 from kindling.persistence.volunteering import CheckIn
-from kindling.services import kindness, volunteering
+from kindling.services import kindness
 from kindling.themes import generate_theme
 from tests.factories.principals import principal
-from tests.factories.volunteering import CENTRE
 
 URL = "http://127.0.0.1:9/hooks"
 
@@ -93,7 +92,7 @@ def test_verified_volunteer_hours_crossing_100_is_a_milestone(db, make):
     for n in range(10):
         member = make.member(admin)
         place = make.opportunity(admin, starts_at=start, ends_at=start + dt.timedelta(hours=10))
-        volunteering.check_in(db, caller=principal(member), opportunity_id=place.id, latitude=CENTRE[0], longitude=CENTRE[1])
+        make.check_in(member, place)
         assert len(events(db, consultant, "portfolio.milestone")) == (1 if n == 9 else 0)
     assert db.scalar(select(CheckIn).limit(1)).verified
     (milestone,) = events(db, consultant, "portfolio.milestone")

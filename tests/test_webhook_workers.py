@@ -19,6 +19,7 @@ from kindling.persistence.outbound_webhooks import WebhookDelivery, WebhookEvent
 from kindling.services import accounts, clients, milestones, outbox, webhook_endpoints
 from kindling.services.webhook_delivery import deliver_due
 from tests.factories import PASSWORD
+from tests.helpers import sign_up
 
 pytestmark = pytest.mark.live
 LOOPBACK = DestinationPolicy(allow_private=True)
@@ -114,21 +115,17 @@ def test_kindling_worker_once_delivers_what_is_due(database, receiver):
 def test_embedded_serve_delivers_from_its_own_thread(tmp_path, live_server, receiver):
     url = f"sqlite:///{tmp_path / 'embedded.db'}"
     server = live_server(DATABASE_URL=url, REDIS_URL="", WEBHOOK_ALLOW_PRIVATE_URLS="true")
-    signed_up = requests.post(
-        server.url + "/api/auth/sign-up",
-        json={"email": "c@example.test", "password": PASSWORD, "name": "C", "accountType": "consultant", "returnToken": True},
-        timeout=10,
-    ).json()["data"]
+    consultant = sign_up(server.url, accountType="consultant")
     created = requests.post(
         server.url + "/api/webhooks/endpoints",
         json={"url": receiver.url, "events": ["client.accepted"]},
-        headers={"Authorization": f"Bearer {signed_up['session']['token']}"},
+        headers=consultant.headers,
         timeout=10,
     )
     assert created.status_code == 201, created.text
     engine = make_engine(url)
     with make_session_factory(engine)() as db, db.begin():
-        event = outbox.emit(db, consultant_id=signed_up["user"]["id"], type="client.accepted", data={})
+        event = outbox.emit(db, consultant_id=consultant.id, type="client.accepted", data={})
     engine.dispose()
     receiver.wait_for(1)
     assert receiver.ids() == [event.id]

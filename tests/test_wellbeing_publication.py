@@ -69,14 +69,19 @@ def people_between(first: dict[str, str], second: dict[str, str]) -> set[str]:
     return {first.get(answer) or second[answer] for answer in first.keys() ^ second.keys()}
 
 
-def test_five_people_publish_a_week_and_it_moves_only_with_five_more(client, make, db):
+def test_five_people_publish_a_week_and_it_moves_only_with_five_more(client, make, db, monkeypatch):
+    # The test holds the clock still, so no week ends between two answers; the API takes no time.
+    now = at(0)
+    monkeypatch.setattr(periods, "utcnow", lambda: now)
     admin = make.admin()
+    refused = client.get("/api/wellbeing", params={"scope": "organization", "now": BASE.isoformat()}, headers=admin.headers)
+    assert refused.status_code == 400
     people = [make.member(admin) for _ in range(9)]
     for person in people[:4]:
-        make.response(person, mood=5)
+        make.response(person, mood=5, created_at=now)
     assert {period: json.loads(body) for period, body in bodies(client, admin).items()} == dict.fromkeys(PERIODS, SUPPRESSED)
 
-    make.response(people[4], mood=4, comment="Good week")
+    make.response(people[4], mood=4, comment="Good week", created_at=now)
     published = bodies(client, admin)
     for body in published.values():
         data = json.loads(body)["data"]
@@ -84,14 +89,14 @@ def test_five_people_publish_a_week_and_it_moves_only_with_five_more(client, mak
         assert data["sentiment"] == {"positive": 1, "neutral": 0, "negative": 0}
 
     # A sixth person, then three more: four people since the publication, nothing moves.
-    make.response(people[5], mood=2, stress=4, comment="The new manager bullies me, I feel awful")
+    make.response(people[5], mood=2, stress=4, comment="The new manager bullies me, I feel awful", created_at=now)
     assert bodies(client, admin) == published
     for person in people[6:9]:
-        make.response(person, mood=1)
+        make.response(person, mood=1, created_at=now)
     assert bodies(client, admin) == published
 
     # A fifth person since the publication, here one who had answered before.
-    make.response(people[0], mood=3)
+    make.response(people[0], mood=3, created_at=now)
     moved = bodies(client, admin)
     for period in PERIODS:
         assert moved[period] != published[period]

@@ -11,7 +11,7 @@ from sqlalchemy.orm import Session
 
 from kindling.persistence.accounts import Organization
 from kindling.services import evidence
-from tests.evidence.cleanup import forget_evidence
+from tests.helpers.cleanup import forget_evidence
 
 THREADS, WRITES = 4, 50
 

@@ -9,9 +9,10 @@ import math
 from sqlalchemy.orm import Session
 
 from kindling.persistence.base import utcnow
-from kindling.persistence.volunteering import VolunteerOpportunity
+from kindling.persistence.volunteering import CheckIn, VolunteerOpportunity
 from kindling.services import volunteering
 from tests.factories.accounts import Account
+from tests.factories.principals import principal
 
 CENTRE = (51.5007, -0.1246)
 _sequence = itertools.count(1)
@@ -44,6 +45,12 @@ class Volunteering:
             latitude=location[0],
             longitude=location[1],
             radius_meters=radius_meters,
+        )
+
+    def check_in(self, account: Account, opportunity: VolunteerOpportunity, location: tuple[float, float] = CENTRE) -> CheckIn:
+        """`account` checking in at `opportunity` from `location`, verified only when close enough."""
+        return volunteering.check_in(
+            self.db, caller=principal(account), opportunity_id=opportunity.id, latitude=location[0], longitude=location[1]
         )
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import uuid
+from dataclasses import dataclass
 
 import requests
 
@@ -32,15 +33,38 @@ def call(server, method: str, path: str, token: str | None = None, **kwargs) -> 
     return response
 
 
+@dataclass
+class SignedUp:
+    """An account a live server created."""
+
+    id: str
+    email: str
+    token: str
+
+    @property
+    def headers(self) -> dict:
+        return {"Authorization": f"Bearer {self.token}"}
+
+
+def sign_up(url: str, *, headers: dict | None = None, **fields) -> SignedUp:
+    """An account signed up over HTTP at the server `url`: the admin of a new organization
+    unless `fields` give a `joinCode` or an `accountType`; `fields` replace the defaults."""
+    unique = uuid.uuid4().hex
+    body = {"email": f"person-{unique}@example.test", "password": PASSWORD, "name": "Person", "returnToken": True, **fields}
+    if not {"joinCode", "accountType"} & fields.keys():
+        body.setdefault("organizationName", f"Organization {unique[:8]}")
+    response = requests.post(f"{url}/api/auth/sign-up", json=body, headers=headers, timeout=30)
+    assert response.status_code == 201, response.text
+    data = response.json()["data"]
+    return SignedUp(data["user"]["id"], body["email"], data["session"]["token"])
+
+
 class Caller:
     """An organization admin signed up over HTTP, calling one server or another with its token."""
 
     def __init__(self, server) -> None:
-        self.email = f"outage-{uuid.uuid4().hex}@example.test"
-        body = {"email": self.email, "password": PASSWORD, "name": "Outage", "organizationName": f"Outage {uuid.uuid4().hex[:8]}", "returnToken": True}
-        response = requests.post(f"{server.url}/api/auth/sign-up", json=body, timeout=10)
-        assert response.status_code == 201, response.text
-        self.headers = {"Authorization": f"Bearer {response.json()['data']['session']['token']}"}
+        account = sign_up(server.url)
+        self.email, self.headers = account.email, account.headers
 
     def requests(self, server) -> dict:
         """One of each kind of request: anonymous, signed in, reading and writing."""

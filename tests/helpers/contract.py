@@ -11,6 +11,7 @@ import sys
 import requests
 
 from tests.factories import PASSWORD
+from tests.helpers import sign_up
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 SEED = "1"
@@ -31,8 +32,7 @@ class Api:
         return response.json()
 
     def sign_up(self, **fields) -> str:
-        body = {"password": PASSWORD, "name": "Fuzzer", "returnToken": True, **fields}
-        return self.call("POST", "/api/auth/sign-up", json=body)["data"]["session"]["token"]
+        return sign_up(self.url, **fields).token
 
     def sign_in(self, email: str) -> str:
         body = {"email": email, "password": PASSWORD, "returnToken": True}

@@ -10,7 +10,8 @@ from sqlalchemy import select
 
 from kindling.persistence.base import utcnow
 from kindling.persistence.verification import Attestation
-from tests.kindness.test_verification import assert_envelope, get_act, pending, post_act
+from tests.helpers import assert_envelope
+from tests.helpers.verification import get_act, pending, post_act
 
 ASK = {"level": 5, "attesterName": "Ada Lovelace", "attesterOrganization": "Town Food Bank", "attesterEmail": "ada@foodbank.test"}
 CONFIRM = {"decision": "confirm", "name": "Ada Lovelace", "organization": "Town Food Bank", "statement": "She ran our Saturday shift."}

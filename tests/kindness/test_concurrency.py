@@ -4,47 +4,36 @@ from __future__ import annotations
 
 import collections
 import datetime as dt
-import uuid
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 import requests
-from sqlalchemy import delete, select
+from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from kindling.persistence.accounts import Organization, User
-from kindling.persistence.accounts import Session as UserSession
-from kindling.persistence.kindness import KindnessAct, KindnessRecipientTally, KindnessTally
-from tests.evidence.cleanup import forget_evidence
-from tests.factories import PASSWORD
+from kindling.persistence.kindness import KindnessAct, KindnessTally
+from tests.helpers import sign_up
+from tests.helpers.cleanup import forget
 
 PEOPLE = 5
 ACTS_EACH = 12
 
 
-def sign_up(url: str, n: int, **fields) -> dict:
-    body = {"email": f"concurrent-{uuid.uuid4().hex}@example.test", "password": PASSWORD, "name": f"P{n}", "returnToken": True, **fields}
-    response = requests.post(f"{url}/api/auth/sign-up", json=body, timeout=30)
-    assert response.status_code == 201, response.text
-    data = response.json()["data"]
-    return {"id": data["user"]["id"], "headers": {"Authorization": f"Bearer {data['session']['token']}"}}
-
-
 @pytest.mark.live
 def test_concurrent_creates_keep_ripple_counts_exact(live_server, runtime):
     server = live_server(RATE_LIMIT_MULTIPLIER="1000")
-    admin = sign_up(server.url, 0, organizationName="Concurrent Kindness")
-    session = requests.get(f"{server.url}/api/auth/session", headers=admin["headers"], timeout=10).json()["data"]
+    admin = sign_up(server.url, organizationName="Concurrent Kindness")
+    session = requests.get(f"{server.url}/api/auth/session", headers=admin.headers, timeout=10).json()["data"]
     organization_id = session["organization"]["id"]
-    people = [admin] + [sign_up(server.url, n, joinCode=session["organization"]["joinCode"]) for n in range(1, PEOPLE)]
+    people = [admin] + [sign_up(server.url, joinCode=session["organization"]["joinCode"]) for _ in range(1, PEOPLE)]
 
     def record(first: int) -> list[int]:
         codes = []
         with requests.Session() as http:
             for k in range(ACTS_EACH):
                 sender, recipient = people[(first + k) % PEOPLE], people[(first + k + 1) % PEOPLE]
-                body = {"description": "Passed on", "category": "community", "verificationLevel": 1, "recipientId": recipient["id"]}
-                codes.append(http.post(f"{server.url}/api/kindness", json=body, headers=sender["headers"], timeout=30).status_code)
+                body = {"description": "Passed on", "category": "community", "verificationLevel": 1, "recipientId": recipient.id}
+                codes.append(http.post(f"{server.url}/api/kindness", json=body, headers=sender.headers, timeout=30).status_code)
         return codes
 
     with ThreadPoolExecutor(PEOPLE) as pool:
@@ -67,14 +56,3 @@ def test_concurrent_creates_keep_ripple_counts_exact(live_server, runtime):
         ("community", len(acts), len(acts), sum(expected.values()))
     ]
 
-
-def forget(db: Session, organization_id: str) -> None:
-    """Remove what the server committed, so that other tests find the database as they expect."""
-    users = select(User.id).where(User.organization_id == organization_id)
-    forget_evidence(db, organization_id)
-    for model in (KindnessAct, KindnessTally, KindnessRecipientTally):
-        db.execute(delete(model).where(model.organization_id == organization_id))
-    db.execute(delete(UserSession).where(UserSession.user_id.in_(users)))
-    db.execute(delete(User).where(User.organization_id == organization_id))
-    db.execute(delete(Organization).where(Organization.id == organization_id))
-    db.commit()

@@ -7,23 +7,7 @@ from sqlalchemy import select
 
 from kindling.persistence.verification import VerificationDecision
 from tests.helpers import assert_envelope
-
-T = "/api/kindness"
-
-
-def post_act(client, sender, recipient: str = "outsider", level: int = 1, **fields) -> dict:
-    body = {"description": "Covered a shift", "category": "community", "verificationLevel": level, "recipientId": recipient, **fields}
-    response = client.post(T, json=body, headers=sender.headers)
-    assert response.status_code == 201, response.text
-    return response.json()["data"]
-
-
-def decide(client, account, act_id: str, level: int, decision: str, **fields):
-    return client.post(f"{T}/{act_id}/verifications", json={"level": level, "decision": decision, **fields}, headers=account.headers)
-
-
-def get_act(client, account, act_id: str) -> dict:
-    return client.get(f"{T}/{act_id}", headers=account.headers).json()["data"]
+from tests.helpers.verification import ACTS, decide, get_act, pending, post_act
 
 
 @pytest.fixture
@@ -74,7 +58,7 @@ def test_the_recipient_confirms_level_two(client, team):
     after = get_act(client, team["admin"], act["id"])
     assert (after["verifiedLevel"], after["rippleScore"]) == (2, 2)
     assert after["verification"] == {"status": "verified", "requestedLevel": 2, "awaiting": None}
-    listed = client.get(f"{T}/{act['id']}/verifications", headers=team["bystander"].headers)
+    listed = client.get(f"{ACTS}/{act['id']}/verifications", headers=team["bystander"].headers)
     assert listed.status_code == 200 and listed.json()["data"] == [decision]
 
 
@@ -184,7 +168,7 @@ def test_a_decision_that_does_not_fit_its_level_is_refused(client, team, level, 
 )
 def test_malformed_decisions_are_refused(client, team, body):
     act = post_act(client, team["sender"], level=4)
-    response = client.post(f"{T}/{act['id']}/verifications", json=body, headers=team["admin"].headers)
+    response = client.post(f"{ACTS}/{act['id']}/verifications", json=body, headers=team["admin"].headers)
     assert_envelope(response, 400, "validation_error")
     assert get_act(client, team["admin"], act["id"])["verifiedLevel"] == 1
 
@@ -193,7 +177,7 @@ def test_another_organizations_act_is_not_found(client, team, make):
     theirs = make.admin()
     act = post_act(client, make.member(theirs), level=3)
     missing = "00000000-0000-0000-0000-000000000000"
-    for path in (f"{T}/{act['id']}", f"{T}/{missing}"):
+    for path in (f"{ACTS}/{act['id']}", f"{ACTS}/{missing}"):
         foreign = decide(client, team["admin"], path.rsplit("/", 1)[1], 3, "approve")
         assert_envelope(foreign, 404, "not_found")
         assert_envelope(client.get(f"{path}/verifications", headers=team["admin"].headers), 404, "not_found")
@@ -207,17 +191,11 @@ def test_consultants_and_anonymous_callers_are_refused(client, team, make):
     consultant = make.consultant()
     assert_envelope(decide(client, consultant, act["id"], 3, "approve"), 403, "forbidden")
     assert_envelope(client.get("/api/verifications/pending", headers=consultant.headers), 403, "forbidden")
-    assert_envelope(client.post(f"{T}/{act['id']}/verifications", json={"level": 3, "decision": "approve"}), 401, "unauthenticated")
+    assert_envelope(client.post(f"{ACTS}/{act['id']}/verifications", json={"level": 3, "decision": "approve"}), 401, "unauthenticated")
     assert_envelope(client.get("/api/verifications/pending"), 401, "unauthenticated")
 
 
 # --- the pending list ---
-
-
-def pending(client, account, **params) -> list[str]:
-    response = client.get("/api/verifications/pending", params=params, headers=account.headers)
-    assert response.status_code == 200, response.text
-    return [act["id"] for act in response.json()["data"]]
 
 
 def test_each_caller_sees_what_waits_for_them(client, team):
@@ -253,15 +231,15 @@ def test_pending_pages_with_a_cursor(client, team):
 def test_an_admins_put_is_a_new_request(client, team):
     act = post_act(client, team["sender"], team["recipient"].user.id, 3)
     assert decide(client, team["manager"], act["id"], 3, "approve").status_code == 201
-    raised = client.put(f"{T}/{act['id']}", json={"verificationLevel": 4}, headers=team["admin"].headers).json()["data"]
+    raised = client.put(f"{ACTS}/{act['id']}", json={"verificationLevel": 4}, headers=team["admin"].headers).json()["data"]
     assert (raised["verificationLevel"], raised["verifiedLevel"], raised["rippleScore"]) == (4, 3, 3)
     assert raised["verification"] == {"status": "pending", "requestedLevel": 4, "awaiting": "admin"}
-    lowered = client.put(f"{T}/{act['id']}", json={"verificationLevel": 2}, headers=team["admin"].headers).json()["data"]
+    lowered = client.put(f"{ACTS}/{act['id']}", json={"verificationLevel": 2}, headers=team["admin"].headers).json()["data"]
     assert (lowered["verificationLevel"], lowered["verifiedLevel"]) == (2, 3)
     assert lowered["verification"] == {"status": "verified", "requestedLevel": 2, "awaiting": None}
     for field in ({"verifiedLevel": 5}, {"verification": {"status": "verified"}}):
-        assert_envelope(client.put(f"{T}/{act['id']}", json=field, headers=team["admin"].headers), 400, "validation_error")
-        assert_envelope(client.post(T, json={"description": "x", "category": "community", "verificationLevel": 1,
+        assert_envelope(client.put(f"{ACTS}/{act['id']}", json=field, headers=team["admin"].headers), 400, "validation_error")
+        assert_envelope(client.post(ACTS, json={"description": "x", "category": "community", "verificationLevel": 1,
                                              "recipientId": "r", **field}, headers=team["sender"].headers), 400, "validation_error")
 
 

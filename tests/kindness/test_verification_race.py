@@ -13,7 +13,8 @@ from sqlalchemy.orm import Session
 from kindling.persistence.accounts import User
 from kindling.persistence.kindness import KindnessAct, KindnessTally
 from kindling.persistence.verification import VerificationDecision
-from tests.kindness.test_concurrency import forget, sign_up
+from tests.helpers import SignedUp, sign_up
+from tests.helpers.cleanup import forget
 
 ACTS = 8
 
@@ -22,27 +23,27 @@ ACTS = 8
 def test_concurrent_decisions_on_one_level_store_one(live_server, runtime):
     # Two processes where the backends allow it (PostgreSQL and Redis), else two threads of one.
     server = live_server(workers=1 if runtime.settings.embedded else 2, RATE_LIMIT_MULTIPLIER="1000")
-    admin = sign_up(server.url, 0, organizationName="Racing Approvals")
-    session = requests.get(f"{server.url}/api/auth/session", headers=admin["headers"], timeout=10).json()["data"]
+    admin = sign_up(server.url, organizationName="Racing Approvals")
+    session = requests.get(f"{server.url}/api/auth/session", headers=admin.headers, timeout=10).json()["data"]
     organization_id = session["organization"]["id"]
-    sender, *managers = (sign_up(server.url, n, joinCode=session["organization"]["joinCode"]) for n in range(1, 4))
+    sender, *managers = (sign_up(server.url, joinCode=session["organization"]["joinCode"]) for _ in range(3))
     try:
         with Session(runtime.engine) as db:
-            db.execute(update(User).where(User.id.in_([m["id"] for m in managers])).values(role="manager"))
+            db.execute(update(User).where(User.id.in_([m.id for m in managers])).values(role="manager"))
             db.commit()
         act_ids = []
         for n in range(ACTS):
             body = {"description": f"Act {n}", "category": "community", "verificationLevel": 3, "recipientId": f"outsider-{n}"}
-            response = requests.post(f"{server.url}/api/kindness", json=body, headers=sender["headers"], timeout=30)
+            response = requests.post(f"{server.url}/api/kindness", json=body, headers=sender.headers, timeout=30)
             assert response.status_code == 201, response.text
             act_ids.append(response.json()["data"]["id"])
 
-        def decide(manager: dict, act_id: str, start: threading.Barrier) -> int:
+        def decide(manager: SignedUp, act_id: str, start: threading.Barrier) -> int:
             start.wait()
             response = requests.post(
                 f"{server.url}/api/kindness/{act_id}/verifications",
                 json={"level": 3, "decision": "approve"},
-                headers=manager["headers"],
+                headers=manager.headers,
                 timeout=30,
             )
             return response.status_code
@@ -58,12 +59,12 @@ def test_concurrent_decisions_on_one_level_store_one(live_server, runtime):
                 select(VerificationDecision.act_id, VerificationDecision.decided_by).where(VerificationDecision.act_id.in_(act_ids))
             ).all()
             assert sorted(act_id for act_id, _ in decisions) == sorted(act_ids)
-            assert {decided_by for _, decided_by in decisions} <= {m["id"] for m in managers}
+            assert {decided_by for _, decided_by in decisions} <= {m.id for m in managers}
             levels = db.scalars(select(KindnessAct.verified_level).where(KindnessAct.organization_id == organization_id)).all()
             assert levels == [3] * ACTS
             tally = db.scalar(select(KindnessTally.verification_sum).where(KindnessTally.organization_id == organization_id))
             assert tally == 3 * ACTS
-        stats = requests.get(f"{server.url}/api/kindness/stats", headers=admin["headers"], timeout=10).json()["data"]
+        stats = requests.get(f"{server.url}/api/kindness/stats", headers=admin.headers, timeout=10).json()["data"]
         assert (stats["total"], stats["totalRippleScore"]) == (ACTS, 3 * ACTS)
     finally:
         with Session(runtime.engine) as db:

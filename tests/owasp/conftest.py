@@ -7,9 +7,7 @@ import dataclasses
 
 import pytest
 
-from kindling.services import volunteering
 from tests.factories import Account
-from tests.factories.principals import principal
 from tests.factories.volunteering import CENTRE, north_of
 
 
@@ -56,10 +54,7 @@ def make_tenant(make, db) -> Tenant:
     make.client(consultant, admin)
     make.saved_theme(consultant, admin)
     opportunity = make.opportunity(admin)
-    far = north_of(CENTRE, 5000)
-    check_in = volunteering.check_in(
-        db, caller=principal(make.member(admin)), opportunity_id=opportunity.id, latitude=far[0], longitude=far[1]
-    )
+    check_in = make.check_in(make.member(admin), opportunity, north_of(CENTRE, 5000))
     tenant = Tenant(
         admin=admin,
         member=member,

@@ -12,7 +12,7 @@ import requests
 from kindling.persistence.database import upgrade
 from kindling.services.sessions import COOKIE_NAME
 from tests.factories import PASSWORD
-from tests.helpers import assert_envelope
+from tests.helpers import assert_envelope, sign_up
 from tests.owasp import spec
 
 SECURED = sorted(key for key, operation in spec.operations().items() if operation.get("security") != [])
@@ -73,13 +73,6 @@ def test_guessing_across_many_emails_from_one_client_is_throttled(rate_window, c
     assert statuses[60] == 429
 
 
-def _sign_up_over_http(server) -> str:
-    email = f"guess-{uuid.uuid4().hex}@example.test"
-    body = {"email": email, "password": PASSWORD, "name": "Guessed", "organizationName": f"Guess {uuid.uuid4().hex[:8]}"}
-    response = requests.post(f"{server.url}/api/auth/sign-up", json=body, headers={"X-Forwarded-For": "198.51.100.1"}, timeout=10)
-    assert response.status_code == 201, response.text
-    return email
-
 
 def _guess(server, email: str, address: str, password: str = "wrong password!"):
     return requests.post(
@@ -107,7 +100,7 @@ def test_concurrent_guesses_get_ten_checks_then_even_the_right_password_waits(fr
     client addresses, 100) concurrent wrong guesses for one email, exactly 10 are checked."""
     upgrade(fresh_database_url)
     server = live_server(DATABASE_URL=fresh_database_url)
-    email = _sign_up_over_http(server)
+    email = sign_up(server.url, headers={"X-Forwarded-For": "198.51.100.1"}).email
     guesses = 60 if addresses == 1 else 100
     with concurrent.futures.ThreadPoolExecutor(max_workers=guesses) as pool:
         responses = list(pool.map(lambda i: _guess(server, email, f"203.0.113.{i % addresses + 1}"), range(guesses)))

@@ -1,0 +1,33 @@
+"""Removing what a live server committed for a test, so that other tests find the database as they expect."""
+
+from __future__ import annotations
+
+from sqlalchemy import delete, select, text
+from sqlalchemy.orm import Session
+
+from kindling.persistence.accounts import Organization, User
+from kindling.persistence.accounts import Session as UserSession
+from kindling.persistence.kindness import KindnessAct, KindnessRecipientTally, KindnessTally
+
+
+def forget_evidence(db: Session, organization_id: str) -> None:
+    """Delete the organization's events and head in `db`'s transaction. On PostgreSQL the log's
+    trigger refuses DELETE; the test's superuser sets it aside for this transaction only."""
+    if db.get_bind().dialect.name == "postgresql":
+        db.execute(text("SET LOCAL session_replication_role = replica"))
+    for table in ("evidence_events", "evidence_heads"):
+        db.execute(text(f"DELETE FROM {table} WHERE organization_id = :id"), {"id": organization_id})
+    if db.get_bind().dialect.name == "postgresql":
+        db.execute(text("SET LOCAL session_replication_role = origin"))
+
+
+def forget(db: Session, organization_id: str) -> None:
+    """Remove the organization, its people, their sessions, its acts and its evidence log."""
+    users = select(User.id).where(User.organization_id == organization_id)
+    forget_evidence(db, organization_id)
+    for model in (KindnessAct, KindnessTally, KindnessRecipientTally):
+        db.execute(delete(model).where(model.organization_id == organization_id))
+    db.execute(delete(UserSession).where(UserSession.user_id.in_(users)))
+    db.execute(delete(User).where(User.organization_id == organization_id))
+    db.execute(delete(Organization).where(Organization.id == organization_id))
+    db.commit()
