@@ -8,7 +8,7 @@ import logging
 import socket
 
 import pytest
-from connexion.validators import JSONRequestBodyValidator
+from connexion.validators import JSONRequestBodyValidator, ParameterValidator
 from connexion.validators.abstract import AbstractRequestBodyValidator
 from sqlalchemy import func, select
 
@@ -333,3 +333,10 @@ def test_the_validators_start_up_check_accepts_this_connexion_and_refuses_a_chan
         check_connexion(ValidatingElsewise)
     with pytest.raises(RuntimeError, match="_validate"):
         check_connexion(validators=(WithoutASchemaValidator,))
+
+    class ParsingElsewise(ParameterValidator):
+        def validate(self, scope):
+            return None
+
+    with pytest.raises(RuntimeError, match="validate_request"):
+        check_connexion(parameters=ParsingElsewise)

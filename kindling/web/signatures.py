@@ -1,9 +1,13 @@
 """Signatures worked out once, at start-up.
 
 Connexion asks which arguments a handler and a security function take on every request
-(`inspect.signature`), and working a signature out is a tenth of a cached request's work.
-`inspect.signature` returns a function's own `__signature__` when it has one (PEP 362), so
-each is set here once, to exactly what inspection finds.
+(`inspect.signature`). `inspect.signature` returns a function's own `__signature__` when it
+has one (PEP 362), so each is set here once, to exactly what inspection finds. Nothing of
+Connexion is replaced: were it to stop asking, only the saving would go. The saving is
+155,000 instructions of a cached statistics read's 2.7 million and 250,000 of a 100-act
+page's 11.4 million (`python -m benchmarks.instructions --database-url … --redis-url …`,
+with `settle_handlers` and `@settle` and without them). `tests/test_signatures.py` checks
+that every settled signature is the one inspection finds.
 """
 
 from __future__ import annotations
