@@ -103,11 +103,10 @@ def _serve(settings: Settings, host: str, port: int, workers: int) -> int:
             host=host,
             port=port,
             workers=workers,
-            # httptools, not h11: it hands the app requests whose headers h11 would refuse with a
-            # plain-text 400, so the app refuses them with its error envelope (431). Only a
-            # request target over 65,535 bytes, or a request that is not HTTP, still gets
-            # the server's plain-text 400.
-            http="httptools",
+            # httptools with a bounded head, not h11: it hands the app requests whose target or
+            # headers h11 would refuse with a plain-text 400, so they are refused with the error
+            # envelope. Only a request that is not HTTP still gets the server's plain-text 400.
+            http="kindling.web.server:BoundedHttpToolsProtocol",
             log_level=settings.log_level.lower(),
         )
     finally:

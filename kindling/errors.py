@@ -2,6 +2,14 @@
 
 from __future__ import annotations
 
+import typing as t
+
+# Property names and choices are quoted at most this long, a whole field or message at most
+# MAX_TEXT, and at most MAX_ERRORS faults are listed: an error body stays well under 8 KB.
+MAX_QUOTED = 60
+MAX_TEXT = 200
+MAX_ERRORS = 15
+
 
 class ApiError(Exception):
     """An error a client can act on; subclasses fix the status and code."""
@@ -66,3 +74,34 @@ class RateLimited(ApiError):
 
 class ServiceUnavailable(ApiError):
     status, code = 503, "service_unavailable"
+
+
+def quoted(text: object, limit: int = MAX_QUOTED) -> str:
+    text = str(text)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def dotted(path: t.Iterable) -> str:
+    return quoted(".".join(quoted(part) for part in path), MAX_TEXT)
+
+
+def field_error(location: str, field: str, message: str) -> dict:
+    """One fault of a refused request: where (`body`, `query`, `path`, `header`), which field
+    (a dotted path) and what to fix; never the submitted value."""
+    return {"location": location, "field": quoted(field, MAX_TEXT), "message": quoted(message, MAX_TEXT)}
+
+
+def refused(errors: list[dict], *, code: str | None = None) -> BadRequest:
+    """The 400 for these field errors; its message names the first."""
+    errors = errors[:MAX_ERRORS]
+    first = errors[0]
+    if first["field"]:
+        message = f"{first['field']}: {first['message']}"
+    else:
+        message = f"The request {first['location']} {first['message']}"
+    return BadRequest(message, code=code, details={"errors": errors})
+
+
+def invalid(location: str, field: str, message: str, *, code: str | None = None) -> BadRequest:
+    """The 400 for one field."""
+    return refused([field_error(location, field, message)], code=code)

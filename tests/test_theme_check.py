@@ -54,16 +54,34 @@ def test_offending_names_are_in_details(client, make, theme):
     bad["dark"]["muted"] = "0.5  0.1 100"
     response = client.post(CHECK, json={"theme": bad}, headers=make.consultant().headers)
     body = assert_envelope(response, 400, "validation_error")
-    assert body["details"] == {
-        "light": {"missing": ["ring"], "unknown": ["brand"]},
-        "dark": {"invalid": ["primary", "muted", "chart-1"]},
-    }
+    lch = "must be an 'L C H' value (L 0-1, C 0-0.5, H 0-360)"
+    assert [(error["location"], error["field"], error["message"]) for error in body["details"]["errors"]] == [
+        ("body", "theme.light.ring", "is required: a theme has the same 31 colour names in light and dark"),
+        ("body", "theme.light.brand", "is not a colour name of the theme"),
+        ("body", "theme.dark.primary", lch),
+        ("body", "theme.dark.muted", lch),
+        ("body", "theme.dark.chart-1", lch),
+    ]
+    assert body["error"].startswith("theme.light.ring: is required")
 
 
-def test_empty_modes_list_every_name(client, make):
+def test_long_unknown_names_are_cut_and_counted(client, make, theme):
+    """Names the client made up are quoted at most 60 characters long, at most 15 of them."""
+    bad = copy.deepcopy(theme)
+    secret = "Hunter2-super-secret!"
+    for n in range(30):
+        bad["light"][f"{n:02d}-" + "x" * 100 + secret] = "0.5 0.1 100"
+    response = client.post(CHECK, json={"theme": bad}, headers=make.consultant().headers)
+    body = assert_envelope(response, 400, "validation_error")
+    assert len(response.content) < 8192 and secret not in response.text
+    errors = body["details"]["errors"]
+    assert len(errors) == 15 and all(len(error["field"]) <= 200 for error in errors)
+
+
+def test_empty_modes_list_the_first_fifteen_names(client, make):
     response = client.post(CHECK, json={"theme": {"light": {}, "dark": {}}}, headers=make.consultant().headers)
     body = assert_envelope(response, 400, "validation_error")
-    assert body["details"] == {"light": {"missing": list(TOKEN_NAMES)}, "dark": {"missing": list(TOKEN_NAMES)}}
+    assert [error["field"] for error in body["details"]["errors"]] == [f"theme.light.{name}" for name in TOKEN_NAMES[:15]]
 
 
 @pytest.mark.parametrize(

@@ -120,6 +120,9 @@ def test_urls_that_reach_inward_are_refused(client, make, url, code):
     response = create(client, consultant, url=url)
     assert response.status_code == 400
     assert response.json()["code"] == code
+    (error,) = response.json()["details"]["errors"]
+    assert (error["location"], error["field"]) == ("body", "url")
+    assert "password" not in response.text  # the URL is never repeated: it may carry credentials
     assert client.get("/api/webhooks/endpoints", headers=consultant.headers).json()["data"] == []
 
 

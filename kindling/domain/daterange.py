@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 
-from kindling.errors import BadRequest
+from kindling.errors import invalid
 
 # Stored timestamps have microsecond resolution on every backend.
 RESOLUTION = dt.timedelta(microseconds=1)
@@ -21,7 +21,7 @@ def parse_range(start: str | None, end: str | None) -> tuple[dt.datetime | None,
     since = _instant(start, "startDate", end_of_day=False) if start else None
     until = _instant(end, "endDate", end_of_day=True) if end else None
     if since is not None and until is not None and since >= until:
-        raise BadRequest("startDate is after endDate", details={"startDate": start, "endDate": end})
+        raise invalid("query", "startDate", "must not be after endDate")
     return since, until
 
 
@@ -34,9 +34,9 @@ def _instant(text: str, name: str, *, end_of_day: bool) -> dt.datetime:
             moment = dt.datetime.fromisoformat(text)
             length = RESOLUTION
     except ValueError:
-        raise BadRequest(f"{name} is not a valid date or date-time", details={name: text}) from None
+        raise invalid("query", name, "must be a date or a date-time") from None
     if moment.tzinfo is None:
-        raise BadRequest(f"{name} needs a UTC offset, such as Z or +02:00", details={name: text})
+        raise invalid("query", name, "needs a UTC offset, such as Z or +02:00")
     try:
         moment = moment.astimezone(dt.UTC)
         return moment + length if end_of_day else moment

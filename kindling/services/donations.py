@@ -8,7 +8,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from kindling.domain.access import Principal
-from kindling.errors import BadRequest, NotFound
+from kindling.errors import NotFound, invalid
 from kindling.persistence import pagination
 from kindling.persistence.accounts import Organization
 from kindling.persistence.base import utcnow
@@ -41,11 +41,7 @@ def create_donation(
     """A pending donation in the organization's currency; only the payment webhook settles it."""
     organization = db.get(Organization, caller.organization_id)
     if currency != organization.currency:
-        raise BadRequest(
-            f"Donations of this organization are in {organization.currency}",
-            code="currency_mismatch",
-            details={"currency": f"must be {organization.currency}"},
-        )
+        raise invalid("body", "currency", f"must be {organization.currency}, the organization's currency", code="currency_mismatch")
     donation = Donation(
         organization_id=organization.id,
         user_id=caller.user_id,

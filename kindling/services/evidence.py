@@ -8,7 +8,7 @@ from sqlalchemy import func, insert, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session
 
-from kindling.errors import BadRequest
+from kindling.errors import BadRequest, invalid
 from kindling.evidence.chain import ALGORITHM, GENESIS_HASH, ChainCheck, event_hash, signed_bytes, timestamp
 from kindling.evidence.keys import Signer
 from kindling.persistence.base import utcnow
@@ -122,9 +122,9 @@ def head(db: Session, *, organization_id: str) -> dict:
     return {"seq": row.seq, "hash": row.hash} if row else {"seq": 0, "hash": GENESIS_HASH}
 
 
-def _range(statement, since: dt.datetime | None, until: dt.datetime | None):
+def _range(statement, since: dt.datetime | None, until: dt.datetime | None, location: str):
     if since is not None and until is not None and since > until:
-        raise BadRequest("from must not be after to", details={"from": "after to"})
+        raise invalid(location, "from", "must not be after to")
     if since is not None:
         statement = statement.where(_events.c.occurred_at >= since)
     if until is not None:
@@ -143,7 +143,7 @@ def list_events(
     cursor: str | None = None,
 ) -> tuple[list[dict], str | None]:
     """A page of the organization's events in seq order, and the cursor of the next page (or None)."""
-    statement = _range(select(_events).where(_events.c.organization_id == organization_id), since, until)
+    statement = _range(select(_events).where(_events.c.organization_id == organization_id), since, until, "query")
     if subject_id is not None:
         statement = statement.where(_events.c.subject_id == subject_id)
     if cursor is not None:
@@ -202,7 +202,7 @@ def export(
     in_log = (_events.c.organization_id == organization_id, _events.c.seq <= current["seq"])
     # Every event from the first to the last in the range, so the excerpt is one unbroken piece
     # of the chain even where clocks of several servers let occurredAt step back.
-    first, last_seq = db.execute(_range(select(func.min(_events.c.seq), func.max(_events.c.seq)).where(*in_log), since, until)).one()
+    first, last_seq = db.execute(_range(select(func.min(_events.c.seq), func.max(_events.c.seq)).where(*in_log), since, until, "body")).one()
     if first is not None and last_seq - first + 1 > EXPORT_LIMIT:
         count = last_seq - first + 1
         raise BadRequest(

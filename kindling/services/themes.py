@@ -13,7 +13,7 @@ from sqlalchemy.orm import joinedload
 from kindling import themes
 from kindling.config import Settings
 from kindling.domain.access import Principal
-from kindling.errors import BadRequest, Forbidden, NotFound, ServiceUnavailable
+from kindling.errors import Forbidden, NotFound, ServiceUnavailable, dotted, field_error, refused
 from kindling.infrastructure import palette_intent
 from kindling.persistence.accounts import Organization
 from kindling.persistence.base import utcnow
@@ -134,12 +134,26 @@ def _may_read(db: DbSession, caller: Principal, organization_id: str) -> bool:
     return caller.organization_id == organization_id
 
 
+# What each kind of problem `themes.validate_theme` finds asks the client to fix.
+_PROBLEMS = {
+    "missing": "is required: a theme has the same 31 colour names in light and dark",
+    "unknown": "is not a colour name of the theme",
+    "invalid": "must be an 'L C H' value (L 0-1, C 0-0.5, H 0-360)",
+}
+
+
 def _require_valid(theme: dict) -> None:
     problems = themes.validate_theme(theme)
     if problems:
-        raise BadRequest(
-            f"A theme needs exactly the {len(themes.TOKEN_NAMES)} colour names in light and dark, "
-            "each an 'L C H' value (L 0-1, C 0-0.5, H 0-360)",
-            details=problems,
-        )
+        errors = [
+            field_error("body", dotted(("theme", mode, name)), _PROBLEMS[kind])
+            for mode in themes.MODES
+            for kind, names in problems.get(mode, {}).items()
+            for name in names
+        ]
+        errors += [
+            field_error("body", dotted(("theme", mode)), "is not a mode: a theme has light and dark")
+            for mode in problems.get("unknown", [])
+        ]
+        raise refused(errors)
 

@@ -18,7 +18,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session as DbSession
 
 from kindling.domain.access import Principal
-from kindling.errors import BadRequest, Conflict, Forbidden, NotFound
+from kindling.errors import Conflict, Forbidden, NotFound, invalid
 from kindling.infrastructure.cache import Cache
 from kindling.persistence.accounts import Organization
 from kindling.persistence.base import utcnow
@@ -49,9 +49,9 @@ def decide(
     act = kindness.get_act(db, caller=caller, act_id=act_id)
     if decision not in DECISIONS[level]:
         allowed = " or ".join(DECISIONS[level])
-        raise BadRequest(f"A decision on level {level} is {allowed}", details={"decision": decision})
+        raise invalid("body", "decision", f"must be {allowed} on level {level}")
     if level == 4 and decision == "approve" and reference is None:
-        raise BadRequest("An approval of level 4 needs the `reference` of its HR record")
+        raise invalid("body", "reference", "is required to approve level 4: the HR record it rests on")
     _check_decider(act, caller, level)
     decisions = verification_status.decisions_of(db, act.id)
     _check_open(act, level, decisions)
@@ -108,7 +108,7 @@ def request_attestation(
     if caller.user_id != act.user_id and not caller.is_admin:
         raise Forbidden("Only the act's sender or an organization admin asks for an attestation")
     if level == 5 and attester_organization is None:
-        raise BadRequest("An external validation names the attester's organization", details={"attesterOrganization": "required"})
+        raise invalid("body", "attesterOrganization", "is required for an external validation (level 5)")
     if level == 2 and verification_status.recipient_is_member(
         db, organization_id=act.organization_id, recipient_id=act.recipient_id
     ):

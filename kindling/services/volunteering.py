@@ -12,7 +12,7 @@ from sqlalchemy.orm import Session
 
 from kindling.domain import check_in_codes
 from kindling.domain.access import Principal
-from kindling.errors import BadRequest, Conflict, Forbidden, NotFound
+from kindling.errors import Conflict, Forbidden, NotFound, invalid
 from kindling.persistence import pagination
 from kindling.persistence.base import utcnow
 from kindling.persistence.volunteering import CheckIn, VolunteerOpportunity
@@ -74,11 +74,11 @@ def create_opportunity(
 ) -> VolunteerOpportunity:
     """A new opportunity of the organization; it lasts more than nothing and at most 14 days."""
     if starts_at < EARLIEST:
-        raise BadRequest("startsAt must be in 1970 or later", details={"startsAt": "too early"})
+        raise invalid("body", "startsAt", "must be in 1970 or later")
     if ends_at <= starts_at:
-        raise BadRequest("endsAt must be after startsAt", details={"endsAt": "not after startsAt"})
+        raise invalid("body", "endsAt", "must be after startsAt")
     if ends_at - starts_at > MAX_LENGTH:
-        raise BadRequest("An opportunity lasts at most 14 days", details={"endsAt": "more than 14 days after startsAt"})
+        raise invalid("body", "endsAt", "must be at most 14 days after startsAt")
     opportunity = VolunteerOpportunity(
         organization_id=organization_id,
         created_by=created_by,

@@ -9,7 +9,7 @@ import secrets
 from sqlalchemy import func, select, update
 from sqlalchemy.orm import Session as DbSession
 
-from kindling.errors import BadRequest, Conflict, NotFound
+from kindling.errors import Conflict, NotFound, invalid
 from kindling.infrastructure.destinations import DestinationPolicy, RefusedDestination, check_url
 from kindling.persistence import pagination
 from kindling.persistence.base import utcnow
@@ -159,7 +159,7 @@ def _check_destination(url: str, policy: DestinationPolicy) -> None:
     try:
         check_url(url, policy)
     except RefusedDestination as refused:
-        raise BadRequest(str(refused), code=refused.code, details={"url": url}) from None
+        raise invalid("body", "url", str(refused), code=refused.code) from None
 
 
 def _ordered(events: list[str]) -> list[str]:

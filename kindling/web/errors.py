@@ -2,17 +2,17 @@
 
 from __future__ import annotations
 
+import ast
 import json
 import logging
 
-from connexion.exceptions import BadRequestProblem, ProblemException
+from connexion.exceptions import BadRequestProblem, ProblemException, UnsupportedMediaTypeProblem
 from connexion.lifecycle import ConnexionRequest, ConnexionResponse
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.exc import TimeoutError as PoolTimeout
 from starlette.exceptions import HTTPException
 
-from kindling.errors import ApiError
-from kindling.web.validation import field_error, refused
+from kindling.errors import ApiError, UnsupportedMediaType, field_error, quoted, refused
 
 log = logging.getLogger(__name__)
 
@@ -67,6 +67,8 @@ def problem(_request: ConnexionRequest, exc: ProblemException) -> ConnexionRespo
     status = exc.status or 500
     if isinstance(exc, BadRequestProblem):
         return api_error(_request, _bad_request(exc))
+    if isinstance(exc, UnsupportedMediaTypeProblem):
+        return api_error(_request, _unsupported_media_type(exc))
     message = exc.detail or exc.title or "Request failed"
     if status >= 500:
         log.error("connexion problem %s: %s", status, message)
@@ -85,6 +87,19 @@ def _bad_request(exc: BadRequestProblem) -> ApiError:
     else:
         message = "is malformed"
     return refused([field_error("body", "", message)])
+
+
+def _unsupported_media_type(exc: UnsupportedMediaTypeProblem) -> UnsupportedMediaType:
+    """Connexion's message quotes the Content-Type the client sent, then the operation's media
+    types; only the latter, which come from the spec, are repeated."""
+    _, found, accepted = str(exc.detail or "").rpartition("), expected ")
+    try:
+        types = ast.literal_eval(accepted) if found else []
+    except (ValueError, SyntaxError):
+        types = []
+    names = ", ".join(quoted(name) for name in types if isinstance(name, str))
+    message = "must be one of: " + names if names else "is not accepted by this operation"
+    return UnsupportedMediaType(f"Content-Type: {message}", details={"errors": [field_error("header", "Content-Type", message)]})
 
 
 def http_exception(_request: ConnexionRequest, exc: HTTPException) -> ConnexionResponse:

@@ -16,8 +16,8 @@ import re
 from kindling.domain.storable_text import carries_unstorable_text
 from kindling.errors import BadRequest, HeadersTooLarge, PayloadTooLarge, UnsupportedMediaType, UriTooLong
 
-# The HTTP server passes on longer ones (up to 65,535 bytes of target; headers without bound):
-# refused here, they are answered with the error envelope.
+# The HTTP server passes on longer ones, up to a head of 64 KB (kindling.web.server): refused
+# here, they are answered with the error envelope.
 TARGET_LIMIT = 8 * 1024
 HEADERS_LIMIT = 16 * 1024
 JSON_LIMIT = 64 * 1024
@@ -29,6 +29,14 @@ MAX_JSON_DEPTH = 64
 # Strings (skipped whole, so brackets inside them do not count) and brackets.
 _JSON_NESTING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"|[\[\]{}]', re.DOTALL)
 _OPENING = frozenset(b"[{")
+
+
+def target_too_long() -> UriTooLong:
+    return UriTooLong(f"The request's path and query exceed the limit of {TARGET_LIMIT // 1024} KB")
+
+
+def headers_too_large() -> HeadersTooLarge:
+    return HeadersTooLarge(f"The request's headers exceed the limit of {HEADERS_LIMIT // 1024} KB")
 
 
 def limit_for(content_type: str) -> int:
@@ -52,9 +60,9 @@ class RequestGuardMiddleware:
             return
         query = scope.get("query_string", b"")
         if len(scope.get("raw_path") or scope["path"]) + len(query) > TARGET_LIMIT:
-            raise UriTooLong(f"The request's path and query exceed the limit of {TARGET_LIMIT // 1024} KB")
+            raise target_too_long()
         if sum(len(name) + len(value) for name, value in scope.get("headers", [])) > HEADERS_LIMIT:
-            raise HeadersTooLarge(f"The request's headers exceed the limit of {HEADERS_LIMIT // 1024} KB")
+            raise headers_too_large()
         if b"%00" in query:
             raise BadRequest("NUL characters are not allowed in a request")
         headers = dict(scope.get("headers", []))

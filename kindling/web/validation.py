@@ -40,37 +40,7 @@ from connexion.validators import (
 from connexion.validators.abstract import AbstractRequestBodyValidator
 from jsonschema import Draft4Validator, ValidationError
 
-from kindling.errors import BadRequest
-
-# Property names and choices are quoted at most this long, a whole field or message at most
-# MAX_TEXT, and at most MAX_ERRORS faults are listed: an error body stays well under 8 KB.
-MAX_QUOTED = 60
-MAX_TEXT = 200
-MAX_ERRORS = 15
-
-
-def quoted(text: object, limit: int = MAX_QUOTED) -> str:
-    text = str(text)
-    return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
-def dotted(path: t.Iterable) -> str:
-    return quoted(".".join(quoted(part) for part in path), MAX_TEXT)
-
-
-def field_error(location: str, field: str, message: str) -> dict:
-    return {"location": location, "field": quoted(field, MAX_TEXT), "message": quoted(message, MAX_TEXT)}
-
-
-def refused(errors: list[dict]) -> BadRequest:
-    """The 400 for these field errors; its message names the first."""
-    errors = errors[:MAX_ERRORS]
-    first = errors[0]
-    if first["field"]:
-        message = f"{first['field']}: {first['message']}"
-    else:
-        message = f"The request {first['location']} {first['message']}"
-    return BadRequest(message, details={"errors": errors})
+from kindling.errors import dotted, field_error, quoted, refused
 
 
 def schema_errors(location: str, errors: t.Iterable[ValidationError], prefix: tuple = ()) -> list[dict]:

@@ -360,7 +360,9 @@ def test_bad_list_queries_are_400(client, make, query):
     admin = make.admin()
     response = client.get(f"/api/kindness?{query}", headers=admin.headers)
     assert response.status_code == 400, response.json()
-    assert response.json()["error"]
+    (error, *_) = response.json()["details"]["errors"]
+    assert error["location"] == "query" and error["field"] in {part.split("=")[0] for part in query.split("&")}
+    assert response.json()["error"].startswith(error["field"] + ":")
 
 
 def _b64(raw: bytes) -> str:

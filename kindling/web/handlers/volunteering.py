@@ -5,7 +5,7 @@ from __future__ import annotations
 import datetime as dt
 
 from kindling.domain import access
-from kindling.errors import BadRequest
+from kindling.errors import invalid
 from kindling.persistence.volunteering import CheckIn, VolunteerOpportunity
 from kindling.services import volunteering
 from kindling.web.runtime import db
@@ -118,4 +118,4 @@ def _timestamp(value: str, field: str) -> dt.datetime:
     try:
         return dt.datetime.fromisoformat(value.upper()).astimezone(dt.UTC)
     except (ValueError, OverflowError):
-        raise BadRequest(f"{field} is not a valid timestamp", details={field: "not a valid RFC 3339 timestamp"}) from None
+        raise invalid("body", field, "must be a valid RFC 3339 timestamp") from None
