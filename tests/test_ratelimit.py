@@ -10,6 +10,8 @@ import requests
 
 from kindling.domain.access import Principal
 from kindling.infrastructure.ratelimit import RateLimiter, rules_for
+from kindling.web.app import load_spec
+from kindling.web.routeguard import HTTP_METHODS
 
 HEADERS = ("x-ratelimit-limit", "x-ratelimit-remaining", "x-ratelimit-reset")
 
@@ -111,3 +113,21 @@ def test_limits_hold_across_limiters_on_one_redis(redis_service):
     first.reset()
     statuses = [(first if i % 2 else second).hit("theme-generate", "shared").allowed for i in range(7)]
     assert statuses == [True] * 5 + [False] * 2
+
+
+def test_every_response_under_api_declares_the_headers_it_carries():
+    """Every response of every limited operation, errors and `default` included, declares the
+    X-RateLimit-* headers the limiter adds to it."""
+    spec = load_spec()
+    responses = spec["components"]["responses"]
+    undeclared = []
+    for path, item in spec["paths"].items():
+        for method, operation in item.items():
+            if method not in HTTP_METHODS or not path.startswith("/api/") or path == "/api/health":
+                continue
+            for status, response in operation["responses"].items():
+                if "$ref" in response:
+                    response = responses[response["$ref"].rsplit("/", 1)[1]]
+                if not {"X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Reset"} <= response.get("headers", {}).keys():
+                    undeclared.append((method, path, status))
+    assert undeclared == []

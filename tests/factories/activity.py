@@ -10,9 +10,7 @@ from kindling.persistence.donations import Donation
 from kindling.persistence.kindness import KindnessAct
 from kindling.persistence.volunteering import CheckIn
 from kindling.persistence.wellbeing import WellbeingResponse
-from kindling.services import volunteering
 from tests.factories.accounts import Account
-from tests.factories.principals import principal
 from tests.factories.volunteering import CENTRE, north_of
 
 if TYPE_CHECKING:
@@ -39,14 +37,7 @@ class Activity:
         moment = _ago(days_ago)
         opportunity = self.make.opportunity(admin, starts_at=moment, ends_at=moment + dt.timedelta(hours=hours))
         position = CENTRE if verified else north_of(CENTRE, FAR_AWAY_METERS)
-        return volunteering.check_in(
-            self.db,
-            caller=principal(member),
-            opportunity_id=opportunity.id,
-            latitude=position[0],
-            longitude=position[1],
-            now=moment,
-        )
+        return self.make.check_in(member, opportunity, position, now=moment)
 
     def donation(self, account: Account, *, days_ago: float = 1, amount: int = 2500, status: str = "succeeded", currency: str = "USD") -> Donation:
         """A donation made `days_ago` days ago, now in `status` (as the payment webhook leaves it)."""

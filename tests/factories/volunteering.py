@@ -47,10 +47,12 @@ class Volunteering:
             radius_meters=radius_meters,
         )
 
-    def check_in(self, account: Account, opportunity: VolunteerOpportunity, location: tuple[float, float] = CENTRE) -> CheckIn:
-        """`account` checking in at `opportunity` from `location`, verified only when close enough."""
+    def check_in(
+        self, account: Account, opportunity: VolunteerOpportunity, location: tuple[float, float] = CENTRE, *, now: dt.datetime | None = None
+    ) -> CheckIn:
+        """`account` checking in at `opportunity` from `location` at `now`, verified only when close enough."""
         return volunteering.check_in(
-            self.db, caller=principal(account), opportunity_id=opportunity.id, latitude=location[0], longitude=location[1]
+            self.db, caller=principal(account), opportunity_id=opportunity.id, latitude=location[0], longitude=location[1], now=now
         )
 
 

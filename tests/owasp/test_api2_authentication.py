@@ -108,3 +108,4 @@ def test_concurrent_guesses_get_ten_checks_then_even_the_right_password_waits(fr
     right = _guess(server, email, "192.0.2.200", password=PASSWORD)
     assert right.status_code == 429, right.text
     assert right.json()["error"] == "Too many sign-in attempts; try again later"
+    assert 0 < int(right.headers["retry-after"]) <= 900
