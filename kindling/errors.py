@@ -105,3 +105,8 @@ def refused(errors: list[dict], *, code: str | None = None) -> BadRequest:
 def invalid(location: str, field: str, message: str, *, code: str | None = None) -> BadRequest:
     """The 400 for one field."""
     return refused([field_error(location, field, message)], code=code)
+
+
+def unsupported_media_type(message: str) -> UnsupportedMediaType:
+    """The 415, naming the `Content-Type` header as a refusal names a field."""
+    return UnsupportedMediaType(f"Content-Type: {message}", details={"errors": [field_error("header", "Content-Type", message)]})

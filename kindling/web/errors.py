@@ -12,7 +12,7 @@ from sqlalchemy.exc import DBAPIError
 from sqlalchemy.exc import TimeoutError as PoolTimeout
 from starlette.exceptions import HTTPException
 
-from kindling.errors import ApiError, UnsupportedMediaType, field_error, quoted, refused
+from kindling.errors import ApiError, field_error, quoted, refused, unsupported_media_type
 
 log = logging.getLogger(__name__)
 
@@ -89,7 +89,7 @@ def _bad_request(exc: BadRequestProblem) -> ApiError:
     return refused([field_error("body", "", message)])
 
 
-def _unsupported_media_type(exc: UnsupportedMediaTypeProblem) -> UnsupportedMediaType:
+def _unsupported_media_type(exc: UnsupportedMediaTypeProblem) -> ApiError:
     """Connexion's message quotes the Content-Type the client sent, then the operation's media
     types; only the latter, which come from the spec, are repeated."""
     _, found, accepted = str(exc.detail or "").rpartition("), expected ")
@@ -98,8 +98,7 @@ def _unsupported_media_type(exc: UnsupportedMediaTypeProblem) -> UnsupportedMedi
     except (ValueError, SyntaxError):
         types = []
     names = ", ".join(quoted(name) for name in types if isinstance(name, str))
-    message = "must be one of: " + names if names else "is not accepted by this operation"
-    return UnsupportedMediaType(f"Content-Type: {message}", details={"errors": [field_error("header", "Content-Type", message)]})
+    return unsupported_media_type("must be one of: " + names if names else "is not accepted by this operation")
 
 
 def http_exception(_request: ConnexionRequest, exc: HTTPException) -> ConnexionResponse:

@@ -14,7 +14,7 @@ import json
 import re
 
 from kindling.domain.storable_text import carries_unstorable_text
-from kindling.errors import BadRequest, HeadersTooLarge, PayloadTooLarge, UnsupportedMediaType, UriTooLong
+from kindling.errors import BadRequest, HeadersTooLarge, PayloadTooLarge, UriTooLong, unsupported_media_type
 
 # The HTTP server passes on longer ones, up to a head of 64 KB (kindling.web.server): refused
 # here, they are answered with the error envelope.
@@ -70,7 +70,7 @@ class RequestGuardMiddleware:
         declared = headers.get(b"content-length")
         if not content_type and (declared not in (None, b"0") or b"transfer-encoding" in headers):
             # Validation would take it for JSON, and the handler for bytes.
-            raise UnsupportedMediaType("A request body needs a Content-Type")
+            raise unsupported_media_type("is required with a body")
         limit = limit_for(content_type)
         if declared is not None and declared.isdigit() and int(declared) > limit:
             raise PayloadTooLarge(f"Request body exceeds the limit of {limit // 1024} KB")

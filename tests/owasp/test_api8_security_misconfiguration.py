@@ -96,7 +96,8 @@ def test_a_body_without_a_content_type_is_415(client, make):
     """Validation would read it as JSON, and the handler as bytes."""
     member = make.member(make.admin())
     body = b'{"description": "x", "category": "community", "verificationLevel": 1, "recipientId": "r"}'
-    assert_envelope(client.post("/api/kindness", content=body, headers=member.headers), 415, "unsupported_media_type")
+    refused = assert_envelope(client.post("/api/kindness", content=body, headers=member.headers), 415, "unsupported_media_type")
+    assert refused["details"]["errors"] == [{"location": "header", "field": "Content-Type", "message": "is required with a body"}]
     assert client.get("/api/kindness", headers=member.headers).json()["data"] == []
 
 
