@@ -315,6 +315,7 @@ def test_the_server_refuses_oversized_requests_with_the_envelope(live_server):
     assert (status, content_type.split(";")[0]) == (400, "text/plain")
 
 
+@pytest.mark.live
 def test_a_head_is_refused_as_soon_as_it_passes_the_bound(live_server):
     """Headers sent without end are answered once 64 KB have arrived, and the connection closed."""
     server = live_server()
