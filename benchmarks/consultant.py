@@ -26,10 +26,10 @@ import uuid
 import requests
 from sqlalchemy import text
 
+from kindling.accounts import service as accounts
+from kindling.accounts.models import Organization
 from kindling.config import Settings
-from kindling.persistence.accounts import Organization
-from kindling.persistence.database import make_engine, make_session_factory, upgrade
-from kindling.services import accounts
+from kindling.platform.database import make_engine, make_session_factory, upgrade
 from tests.live import LiveServer
 
 ROWS = 500

@@ -36,10 +36,10 @@ import uuid
 from sqlalchemy import create_engine, text
 from sqlalchemy.orm import Session
 
+from kindling.evidence import log as evidence
 from kindling.evidence.chain import GENESIS_HASH, event_hash, timestamp
-from kindling.persistence.base import utcnow
-from kindling.persistence.database import upgrade
-from kindling.services import evidence
+from kindling.platform.base import utcnow
+from kindling.platform.database import upgrade
 
 LARGE, SMALL = 1_000_000, 100_000
 

@@ -15,12 +15,13 @@ from a2wsgi import WSGIMiddleware
 
 from kindling import __version__
 from kindling.config import Settings
-from kindling.domain.access import Principal
-from kindling.infrastructure import health
-from kindling.infrastructure.cache import make_cache, redis_breaker
-from kindling.persistence.base import utcnow
-from kindling.persistence.database import make_engine, make_session_factory
-from kindling.services import kindness, kindness_stats
+from kindling.kindness import acts as kindness
+from kindling.kindness import stats as kindness_stats
+from kindling.platform import health
+from kindling.platform.access import Principal
+from kindling.platform.base import utcnow
+from kindling.platform.cache import make_cache, redis_breaker
+from kindling.platform.database import make_engine, make_session_factory
 from kindling.web.handlers.kindness import act_body
 
 settings = Settings.from_env()

@@ -1,6 +1,6 @@
 """The framework floor: the least a Connexion FlaskApp costs to answer Kindling's cached
 statistics. One operation, Connexion's defaults, no Kindling middleware; the same session
-lookup (`kindling.services.sessions.authenticate`, with its per-process cache) and the same statistics:
+lookup (`kindling.accounts.sessions.authenticate`, with its per-process cache) and the same statistics:
 
     FLOOR_ORGANIZATION_ID=… DATABASE_URL=… REDIS_URL=… \\
         python -m uvicorn benchmarks.framework_floor:app --workers 2 --port 8002
@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import connexion
 
+from kindling.accounts.sessions import authenticate
 from kindling.config import Settings
-from kindling.infrastructure.cache import make_cache, redis_breaker
-from kindling.persistence.database import make_engine, make_session_factory
-from kindling.services import kindness_stats
-from kindling.services.sessions import authenticate
+from kindling.kindness import stats as kindness_stats
+from kindling.platform.cache import make_cache, redis_breaker
+from kindling.platform.database import make_engine, make_session_factory
 
 settings = Settings.from_env()
 sessions = make_session_factory(make_engine(settings.database_url))

@@ -73,7 +73,7 @@ def main() -> int:
         return 2
     # Here, not at the top: the measured processes import only the app they serve.
     from benchmarks.load import production_env, seed
-    from kindling.persistence.database import upgrade
+    from kindling.platform.database import upgrade
 
     upgrade(args.database_url)
     token, user_id, organization_id = seed(args.database_url)

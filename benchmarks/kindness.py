@@ -50,7 +50,7 @@ import time
 import requests
 from sqlalchemy import create_engine, text
 
-from kindling.persistence.database import upgrade
+from kindling.platform.database import upgrade
 from tests.live import LiveServer
 
 HERE = pathlib.Path(__file__).resolve().parent

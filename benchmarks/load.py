@@ -47,10 +47,11 @@ import time
 
 import requests
 
-from kindling.infrastructure.cache import MemoryCache
-from kindling.persistence.database import make_engine, make_session_factory, upgrade
-from kindling.services import accounts, kindness
-from kindling.services.sessions import authenticate
+from kindling.accounts import service as accounts
+from kindling.accounts.sessions import authenticate
+from kindling.kindness import acts as kindness
+from kindling.platform.cache import MemoryCache
+from kindling.platform.database import make_engine, make_session_factory, upgrade
 from tests.live import LiveServer
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent

@@ -17,10 +17,10 @@ import tempfile
 import threading
 import time
 
-from kindling.persistence.database import upgrade
+from kindling.platform.database import upgrade
 from tests.helpers import Caller
 from tests.live import LiveServer
-from tests.services import PostgresCluster, RedisServer
+from tests.servers import PostgresCluster, RedisServer
 
 
 def hung_port() -> tuple[int, socket.socket]:

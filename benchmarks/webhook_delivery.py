@@ -17,10 +17,12 @@ import threading
 import time
 import uuid
 
-from kindling.infrastructure.destinations import DestinationPolicy
-from kindling.persistence.database import make_engine, make_session_factory, upgrade
-from kindling.services import accounts, outbox, webhook_endpoints
-from kindling.services.webhook_delivery import deliver_due
+from kindling.accounts import service as accounts
+from kindling.platform.database import make_engine, make_session_factory, upgrade
+from kindling.webhooks import endpoints as webhook_endpoints
+from kindling.webhooks import outbox
+from kindling.webhooks.delivery import deliver_due
+from kindling.platform.destinations import DestinationPolicy
 from tests.receiver import Receiver
 
 LOOPBACK = DestinationPolicy(allow_private=True)

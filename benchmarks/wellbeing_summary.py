@@ -17,11 +17,11 @@ import time
 
 from sqlalchemy import insert, text
 
-from kindling.persistence.accounts import Organization, User
-from kindling.persistence.base import new_id, utcnow
-from kindling.persistence.database import make_engine, make_session_factory, upgrade
-from kindling.persistence.wellbeing import WellbeingResponse
-from kindling.services import wellbeing
+from kindling.accounts.models import Organization, User
+from kindling.platform.base import new_id, utcnow
+from kindling.platform.database import make_engine, make_session_factory, upgrade
+from kindling.wellbeing import service as wellbeing
+from kindling.wellbeing.models import WellbeingResponse
 
 
 def fill(session, *, responses: int, people: int) -> str:

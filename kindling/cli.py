@@ -48,7 +48,7 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=settings.log_level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
 
     if args.command == "db":
-        from kindling.persistence import database
+        from kindling.platform import database
 
         database.upgrade(settings.database_url)
         return 0
@@ -58,7 +58,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _work(settings: Settings, *, once: bool) -> int:
-    from kindling.services.webhook_delivery import Worker
+    from kindling.webhooks.delivery import Worker
 
     worker = Worker(settings)
     for signum in (signal.SIGINT, signal.SIGTERM):
@@ -86,8 +86,8 @@ def _serve(settings: Settings, host: str, port: int, workers: int) -> int:
         return 2
     worker = None
     if settings.embedded:
-        from kindling.persistence import database
-        from kindling.services.webhook_delivery import Worker
+        from kindling.platform import database
+        from kindling.webhooks.delivery import Worker
 
         database.upgrade(settings.database_url)
         # Embedded mode has no separate `kindling worker`; webhooks go out from this process.

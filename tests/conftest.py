@@ -11,13 +11,13 @@ import time
 
 import pytest
 
+from kindling.accounts import sessions
 from kindling.config import Settings
-from kindling.persistence.database import upgrade
-from kindling.services import sessions
+from kindling.platform.database import upgrade
 from kindling.web.app import create_app
 from tests import factories
 
-pytest_plugins = ["tests.fake_provider", "tests.live", "tests.receiver", "tests.services"]
+pytest_plugins = ["tests.fake_provider", "tests.live", "tests.receiver", "tests.servers"]
 
 
 @pytest.fixture(scope="session")

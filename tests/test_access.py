@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from kindling.domain import access
 from kindling.errors import Forbidden
+from kindling.platform import access
 
 
 def principal(account_type="member", role="member", organization_id="org"):

@@ -6,8 +6,8 @@ import datetime as dt
 
 from sqlalchemy import select
 
-from kindling.persistence.accounts import Session, User
-from kindling.services.sessions import COOKIE_NAME, hash_token
+from kindling.accounts.models import Session, User
+from kindling.accounts.sessions import COOKIE_NAME, hash_token
 from tests.factories import PASSWORD
 
 USER_FIELDS = {"id", "email", "name", "accountType", "organizationId", "role", "createdAt"}

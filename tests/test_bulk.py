@@ -7,7 +7,7 @@ import time
 import pytest
 from sqlalchemy import func, select
 
-from kindling.persistence.clients import Invitation
+from kindling.consulting.models import Invitation
 from kindling.web.handlers import bulk as bulk_handlers
 
 HEADER = "organizationId,message\n"

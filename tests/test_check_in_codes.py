@@ -9,10 +9,10 @@ import xml.etree.ElementTree as ElementTree
 import pyotp
 import pytest
 
-from kindling.domain import check_in_codes
-from kindling.persistence.base import utcnow
-from kindling.persistence.volunteering import CheckIn, VolunteerOpportunity
-from kindling.services import volunteering
+from kindling.platform.base import utcnow
+from kindling.volunteering import check_in_codes
+from kindling.volunteering import service as volunteering
+from kindling.volunteering.models import CheckIn, VolunteerOpportunity
 from tests.factories.principals import principal
 from tests.factories.volunteering import CENTRE, north_of
 from tests.helpers import assert_envelope

@@ -8,8 +8,8 @@ import time
 import pytest
 import redis
 
-from kindling.infrastructure.cache import RedisCache
-from kindling.infrastructure.circuit import CircuitBreaker
+from kindling.platform.cache import RedisCache
+from kindling.platform.circuit import CircuitBreaker
 
 
 class Boom(Exception):
@@ -61,7 +61,7 @@ def test_a_failure_sends_calls_to_the_fallback_until_the_cooldown_ends(breaker, 
 
 
 def test_one_probe_per_cooldown_until_it_answers(breaker, clock, caplog):
-    caplog.set_level(logging.INFO, logger="kindling.infrastructure.circuit")
+    caplog.set_level(logging.INFO, logger="kindling.platform.circuit")
     dependency = Dependency()
     dependency.down = True
     breaker.call(dependency, lambda: "fallback")

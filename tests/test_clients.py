@@ -8,8 +8,8 @@ import pytest
 from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 
-from kindling.persistence.clients import ClientRelationship
-from kindling.services import clients
+from kindling.consulting import clients
+from kindling.consulting.models import ClientRelationship
 
 RELATIONSHIP_FIELDS = {
     "id", "consultantId", "organizationId", "invitationId", "status", "acceptedAt", "endedAt",

@@ -14,7 +14,7 @@ import datetime as dt
 
 import pytest
 
-from kindling.persistence.database import upgrade
+from kindling.platform.database import upgrade
 from tests.helpers.contract import SINGLE_OPERATION_PHASES, Api, accounts_file, failures, schemathesis
 
 SIGN_OUT = "sign_out"

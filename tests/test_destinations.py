@@ -9,7 +9,7 @@ import pytest
 from urllib3.connection import HTTPConnection, HTTPSConnection
 
 from kindling.config import ConfigError, Settings
-from kindling.infrastructure.destinations import (
+from kindling.platform.destinations import (
     DestinationPolicy,
     RefusedDestination,
     check_url,

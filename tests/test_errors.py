@@ -13,9 +13,9 @@ from connexion.validators import JSONRequestBodyValidator, ParameterValidator
 from connexion.validators.abstract import AbstractRequestBodyValidator
 from sqlalchemy import func, select
 
+from kindling.accounts import service as accounts
+from kindling.accounts.models import User
 from kindling.errors import PayloadTooLarge
-from kindling.persistence.accounts import User
-from kindling.services import accounts
 from kindling.web.requestguard import RequestGuardMiddleware
 from kindling.web.server import check_uvicorn
 from kindling.web.validation import check_connexion

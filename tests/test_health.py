@@ -10,8 +10,8 @@ import time
 from sqlalchemy import event
 
 from kindling import __version__
-from kindling.infrastructure.health import DatabaseProbe
-from kindling.persistence.database import make_engine
+from kindling.platform.database import make_engine
+from kindling.platform.health import DatabaseProbe
 from kindling.web.app import create_app
 from tests.live import free_port
 

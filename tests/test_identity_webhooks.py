@@ -8,8 +8,8 @@ import time
 import pytest
 from sqlalchemy import func, select
 
-from kindling.persistence.accounts import Session, User
-from kindling.persistence.inbound_webhooks import InboundWebhookEvent
+from kindling.accounts.models import Session, User
+from kindling.webhooks.inbound_models import InboundWebhookEvent
 from tests.factories import Account, identity
 
 URL = "/webhooks/auth"

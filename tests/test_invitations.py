@@ -8,8 +8,8 @@ import pytest
 from sqlalchemy import func, select
 from sqlalchemy.exc import IntegrityError
 
-from kindling.persistence.clients import ClientRelationship, Invitation
-from kindling.services import clients
+from kindling.consulting import clients
+from kindling.consulting.models import ClientRelationship, Invitation
 
 INVITATION_FIELDS = {
     "id", "organizationId", "consultantId", "status", "message", "createdAt", "expiresAt", "respondedAt",

@@ -63,16 +63,74 @@ def _crossings(importer: Callable[[str], bool], imported: Callable[[str], bool])
     )
 
 
+# Which feature slice may import which (besides `kindling.platform`, `kindling.errors` and
+# `kindling.config`, which every package may use). Everything not listed is an upward arrow.
+SLICES = {
+    "platform": set(),
+    "themes": set(),
+    "evidence": set(),
+    "accounts": {"evidence"},
+    "wellbeing": {"evidence"},
+    "webhooks": set(),
+    "consulting": {"accounts", "evidence", "webhooks"},
+    "branding": {"accounts", "consulting", "themes", "webhooks"},
+    "donations": {"accounts", "evidence", "webhooks"},
+    "kindness": {"accounts", "consulting", "evidence", "webhooks"},
+    "volunteering": {"accounts", "consulting", "evidence", "webhooks"},
+    "compliance": {"accounts", "consulting", "donations", "evidence", "kindness", "volunteering", "wellbeing"},
+}
+# Single modules that stand above their slice: the providers' webhooks settle donations and
+# mirror accounts.
+MODULES = {"kindling.webhooks.inbound": {"accounts", "donations"}}
+# What every package may import: the root modules below every slice.
+ROOT = {"kindling", "kindling.errors", "kindling.config"}
+# The offline verifier runs with these alone, and the theme engine is pure.
+SELF_CONTAINED = ("kindling.evidence.chain", "kindling.evidence.keys", "kindling.evidence.verify_command", "kindling.themes")
+
+
+def _slice(name: str) -> str | None:
+    parts = name.split(".")
+    return parts[1] if len(parts) > 1 and parts[1] in SLICES else None
+
+
+def test_every_package_of_kindling_is_a_slice_or_named_above_them():
+    others = {"web", "migrations"}
+    packages = {path.parent.name for path in PACKAGE.glob("*/__init__.py")}
+    assert packages - set(SLICES) - others == set()
+
+
 def test_only_the_web_package_touches_the_web_frameworks():
     assert _crossings(lambda name: not _within(name, "kindling.web"), lambda target: target.split(".")[0] in WEB_FRAMEWORKS) == []
 
 
-def test_persistence_does_not_import_services():
-    assert _crossings(lambda name: _within(name, "kindling.persistence"), lambda target: _within(target, "kindling.services")) == []
+def test_slices_import_only_the_slices_below_them():
+    def upward(name: str, target: str) -> bool:
+        mine, theirs = _slice(name), _slice(target)
+        if mine is None or theirs is None or mine == theirs or theirs == "platform":
+            return False
+        return theirs not in SLICES[mine] | MODULES.get(name, set())
+
+    arrows = sorted(f"{name} imports {target}" for name, targets in IMPORTS.items() for target in targets if upward(name, target))
+    assert arrows == []
 
 
-def test_services_import_neither_handlers_nor_the_web_package():
-    assert _crossings(lambda name: _within(name, "kindling.services"), lambda target: _within(target, "kindling.web")) == []
+def test_slices_import_neither_the_web_package_nor_the_entry_points():
+    above = ("kindling.web", "kindling.cli", "kindling.schema", "kindling.migrations")
+    assert _crossings(lambda name: _slice(name) is not None, lambda target: any(_within(target, top) for top in above)) == []
+
+
+def test_self_contained_modules_import_only_each_other():
+    def outside(target: str) -> bool:
+        return _within(target, "kindling") and target not in ROOT - {"kindling.config"} and not any(_within(target, m) for m in SELF_CONTAINED)
+
+    assert _crossings(lambda name: any(_within(name, m) for m in SELF_CONTAINED), outside) == []
+
+
+def test_the_root_modules_import_only_the_self_contained_ones():
+    def outside(target: str) -> bool:
+        return _within(target, "kindling") and target not in ROOT and not any(_within(target, m) for m in SELF_CONTAINED)
+
+    assert _crossings(lambda name: name in ROOT, outside) == []
 
 
 def _cycle(graph: dict[str, set[str]]) -> set[str]:
@@ -92,6 +150,7 @@ def test_no_module_imports_itself_through_others():
 def test_the_walk_sees_imports_of_every_form():
     # A walk that missed relative or in-function imports would pass the tests above by seeing nothing.
     assert "kindling.compliance.frameworks" in IMPORTS["kindling.compliance"]  # from .frameworks import …
-    assert "kindling.services.outbox" in IMPORTS["kindling.services.clients"]  # from kindling.services import outbox
+    assert "kindling.webhooks.outbox" in IMPORTS["kindling.consulting.clients"]  # from kindling.services import outbox
     assert _cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == {"a", "b", "c"}
     assert _cycle({"a": {"a"}}) == {"a"}
+    assert _slice("kindling.kindness.acts") == "kindness" and _slice("kindling.web.app") is None

@@ -10,10 +10,10 @@ from sqlalchemy import delete, select
 from sqlalchemy.exc import OperationalError
 from sqlalchemy.orm import Session
 
+from kindling.accounts import members
+from kindling.accounts.models import Organization, User
+from kindling.accounts.models import Session as UserSession
 from kindling.errors import Conflict
-from kindling.persistence.accounts import Organization, User
-from kindling.persistence.accounts import Session as UserSession
-from kindling.services import members
 from tests import factories
 from tests.factories import PASSWORD
 from tests.helpers import assert_envelope

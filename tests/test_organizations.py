@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from kindling.services.accounts import create_organization
+from kindling.accounts.service import create_organization
 
 
 def search(client, account, q):

@@ -10,8 +10,8 @@ import time
 import pytest
 from sqlalchemy import func, select
 
-from kindling.persistence.donations import Donation
-from kindling.persistence.inbound_webhooks import InboundWebhookEvent
+from kindling.donations.models import Donation
+from kindling.webhooks.inbound_models import InboundWebhookEvent
 from tests.factories import donations as payments
 
 URL = "/webhooks/payments"
@@ -136,7 +136,7 @@ def test_unknown_event_types_are_ignored(client, db, donation):
 
 def test_unknown_donation_is_logged(client, db, donation, caplog):
     event = payments.payment_event("payment_intent.succeeded", donation, metadata={"donationId": "not-ours"})
-    with caplog.at_level(logging.WARNING, logger="kindling.services.donations"):
+    with caplog.at_level(logging.WARNING, logger="kindling.donations.service"):
         response = deliver(client, event)
     assert response.status_code == 200 and response.json()["outcome"] == "ignored"
     assert "unknown donation" in caplog.text

@@ -8,8 +8,8 @@ import pytest
 import redis
 import requests
 
-from kindling.domain.access import Principal
-from kindling.infrastructure.ratelimit import RateLimiter, rules_for
+from kindling.platform.access import Principal
+from kindling.platform.ratelimit import RateLimiter, rules_for
 from kindling.web.app import load_spec
 from kindling.web.routeguard import HTTP_METHODS
 

@@ -23,8 +23,8 @@ from http import HTTPStatus
 import pytest
 from sqlalchemy import create_engine, update
 
-from kindling.persistence.accounts import User
-from kindling.persistence.database import upgrade
+from kindling.accounts.models import User
+from kindling.platform.database import upgrade
 from kindling.themes import generate_theme
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent

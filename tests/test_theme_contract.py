@@ -10,7 +10,7 @@ import json
 
 import pytest
 
-from kindling.persistence.database import upgrade
+from kindling.platform.database import upgrade
 from kindling.themes import generate_theme
 from tests.helpers import call
 from tests.helpers.contract import ROOT, SINGLE_OPERATION_PHASES, Api, accounts_file, failures, schemathesis

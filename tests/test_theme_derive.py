@@ -6,7 +6,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from kindling.services import themes
+from kindling.branding import service as themes
 from kindling.themes import generate_theme
 from tests.helpers import assert_envelope, assert_sound
 from tests.themes.strategies import hex_colours

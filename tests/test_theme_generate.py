@@ -7,8 +7,8 @@ import time
 
 import pytest
 
-from kindling.infrastructure import palette_intent
-from kindling.persistence.database import upgrade
+from kindling.branding import palette_intent
+from kindling.platform.database import upgrade
 from kindling.themes import generate_theme, parse_value
 from tests.fake_provider import KEY, completion, keyed_app
 from tests.helpers import assert_envelope, assert_sound
@@ -99,7 +99,7 @@ def test_unusable_answer_falls_back_to_the_engine(keyed, make, provider, caplog,
     response = keyed.post(GENERATE, json={"primaryColor": "#3366ff", "accentColor": "#f59e0b"}, headers=make.consultant().headers)
     assert response.status_code == 200, response.text
     assert response.json()["theme"] == generate_theme("#3366ff", accent="#f59e0b")
-    warnings = [r for r in caplog.records if r.name == "kindling.services.themes" and r.levelname == "WARNING"]
+    warnings = [r for r in caplog.records if r.name == "kindling.branding.service" and r.levelname == "WARNING"]
     assert len(warnings) == 1 and "unusable" in warnings[0].getMessage()
     assert KEY not in caplog.text
 
@@ -117,7 +117,7 @@ def test_provider_refusing_is_503(keyed, make, provider, caplog, status, headers
     assert len(provider.received) == 1  # a redirect is not followed
     for text in (response.text, caplog.text):
         assert KEY not in text and "secret-provider-detail" not in text
-    [record] = [r for r in caplog.records if r.name == "kindling.services.themes"]
+    [record] = [r for r in caplog.records if r.name == "kindling.branding.service"]
     assert f"HTTP {status}" in record.getMessage()
     # A refused key needs the operator; the rest are transient.
     assert record.levelname == ("ERROR" if status in (401, 403) else "WARNING")

@@ -8,7 +8,7 @@ import subprocess
 import pytest
 from PIL import Image
 
-from kindling.persistence.database import upgrade
+from kindling.platform.database import upgrade
 from kindling.themes import generate_theme, to_hex
 from kindling.themes.srgb import in_gamut
 from tests.helpers import call

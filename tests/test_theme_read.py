@@ -9,7 +9,7 @@ import uuid
 
 import pytest
 
-from kindling.services import clients
+from kindling.consulting import clients
 from kindling.themes import CONTENT_SECURITY_POLICY, TOKEN_NAMES, generate_theme, to_hex
 from tests.helpers import assert_envelope
 

@@ -9,8 +9,9 @@ import uuid
 import pytest
 from sqlalchemy import func, select
 
-from kindling.persistence.themes import OrganizationTheme
-from kindling.services import clients, themes
+from kindling.branding import service as themes
+from kindling.branding.models import OrganizationTheme
+from kindling.consulting import clients
 from kindling.themes import TOKEN_NAMES, generate_theme
 from tests.helpers import assert_envelope
 

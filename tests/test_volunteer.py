@@ -8,9 +8,9 @@ import pytest
 from sqlalchemy import func, select
 
 from kindling.errors import Conflict
-from kindling.persistence.base import utcnow
-from kindling.persistence.volunteering import CheckIn
-from kindling.services import volunteering
+from kindling.platform.base import utcnow
+from kindling.volunteering import service as volunteering
+from kindling.volunteering.models import CheckIn
 from tests.factories.principals import principal
 from tests.factories.volunteering import CENTRE, north_of
 

@@ -13,10 +13,12 @@ from openapi_schema_validator import OAS30Validator
 from sqlalchemy import func, select
 from standardwebhooks import Webhook
 
-from kindling.infrastructure.destinations import DestinationPolicy
-from kindling.persistence.base import utcnow
-from kindling.persistence.outbound_webhooks import PortfolioMilestone, WebhookDelivery, WebhookEndpoint, WebhookEvent
-from kindling.services import clients, milestones, outbox, webhook_delivery
+from kindling.consulting import clients, milestones
+from kindling.platform.base import utcnow
+from kindling.webhooks import delivery as webhook_delivery
+from kindling.webhooks import outbox
+from kindling.platform.destinations import DestinationPolicy
+from kindling.webhooks.models import PortfolioMilestone, WebhookDelivery, WebhookEndpoint, WebhookEvent
 from tests.live import free_port
 
 LOOPBACK = DestinationPolicy(allow_private=True)

@@ -8,10 +8,10 @@ import json
 
 from sqlalchemy import select
 
-from kindling.persistence.outbound_webhooks import WebhookEvent
-from kindling.persistence.volunteering import CheckIn
-from kindling.services import kindness
+from kindling.kindness import acts as kindness
 from kindling.themes import generate_theme
+from kindling.volunteering.models import CheckIn
+from kindling.webhooks.models import WebhookEvent
 from tests.factories.principals import principal
 
 URL = "http://127.0.0.1:9/hooks"

@@ -13,11 +13,14 @@ import pytest
 import requests
 from sqlalchemy import func, select
 
-from kindling.infrastructure.destinations import DestinationPolicy
-from kindling.persistence.database import make_engine, make_session_factory, upgrade
-from kindling.persistence.outbound_webhooks import WebhookDelivery, WebhookEvent
-from kindling.services import accounts, clients, milestones, outbox, webhook_endpoints
-from kindling.services.webhook_delivery import deliver_due
+from kindling.accounts import service as accounts
+from kindling.consulting import clients, milestones
+from kindling.platform.database import make_engine, make_session_factory, upgrade
+from kindling.webhooks import endpoints as webhook_endpoints
+from kindling.webhooks import outbox
+from kindling.webhooks.delivery import deliver_due
+from kindling.platform.destinations import DestinationPolicy
+from kindling.webhooks.models import WebhookDelivery, WebhookEvent
 from tests.factories import PASSWORD
 from tests.helpers import sign_up
 

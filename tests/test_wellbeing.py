@@ -7,8 +7,9 @@ import json
 
 import pytest
 
-from kindling.persistence.base import utcnow
-from kindling.services import periods, wellbeing
+from kindling.platform import periods
+from kindling.platform.base import utcnow
+from kindling.wellbeing import service as wellbeing
 
 RESPONSE_FIELDS = {"id", "mood", "stress", "energy", "comment", "anonymous", "sentiment", "createdAt"}
 SUPPRESSED = {"data": None, "suppressed": True, "minimumGroupSize": 5}

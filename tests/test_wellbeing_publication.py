@@ -19,11 +19,12 @@ from hypothesis import settings as hypothesis_settings
 from hypothesis import strategies as st
 from sqlalchemy import func, select
 
-from kindling.infrastructure.cache import MemoryCache
-from kindling.persistence.database import make_engine, make_session_factory, upgrade
-from kindling.persistence.wellbeing import WellbeingResponse, WellbeingWeek
-from kindling.services import periods, wellbeing
+from kindling.platform import periods
+from kindling.platform.cache import MemoryCache
+from kindling.platform.database import make_engine, make_session_factory, upgrade
 from kindling.web.handlers.wellbeing import summary_body
+from kindling.wellbeing import service as wellbeing
+from kindling.wellbeing.models import WellbeingResponse, WellbeingWeek
 from tests import factories
 from tests.factories.principals import principal
 

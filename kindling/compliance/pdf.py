@@ -15,8 +15,8 @@ from reportlab.lib.styles import ParagraphStyle, getSampleStyleSheet
 from reportlab.lib.units import mm
 from reportlab.platypus import KeepTogether, Paragraph, SimpleDocTemplate, Spacer, Table, TableStyle
 
-from kindling.domain import money
-from kindling.services.compliance_report import Line, Report
+from kindling.compliance.report import Line, Report
+from kindling.platform import money
 
 MARGIN = 18 * mm
 WIDTH = A4[0] - 2 * MARGIN

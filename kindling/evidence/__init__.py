@@ -1,4 +1,5 @@
-"""The evidence log's format: hashing, chaining, keys and signatures (docs/evidence.md).
+"""The evidence log: hashing, chaining, keys and signatures, the log itself and its models (docs/evidence.md).
 
-Nothing here touches the database or the app, so the offline verifier can use it alone.
+`chain`, `keys` and `verify_command` touch neither the database nor the app, so the offline
+verifier runs with them alone.
 """

@@ -14,10 +14,10 @@ from connexion.options import SwaggerUIOptions
 from kindling.compliance import load_frameworks
 from kindling.config import Settings
 from kindling.evidence.keys import make_signer
-from kindling.infrastructure.cache import make_cache, redis_breaker
-from kindling.infrastructure.health import DatabaseProbe
-from kindling.infrastructure.ratelimit import RateLimiter
-from kindling.persistence.database import make_engine, make_session_factory
+from kindling.platform.cache import make_cache, redis_breaker
+from kindling.platform.database import make_engine, make_session_factory
+from kindling.platform.health import DatabaseProbe
+from kindling.platform.ratelimit import RateLimiter
 from kindling.web import errors
 from kindling.web.apidocs import SPEC_JSON_PATH, SpecMiddleware
 from kindling.web.authentication import AuthenticationMiddleware

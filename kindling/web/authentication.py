@@ -15,8 +15,8 @@ from sqlalchemy.exc import SQLAlchemyError
 from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import Headers
 
-from kindling.domain.access import Principal
-from kindling.services import sessions
+from kindling.accounts import sessions
+from kindling.platform.access import Principal
 from kindling.web.signatures import settle
 
 log = logging.getLogger(__name__)

@@ -6,7 +6,7 @@ import orjson
 from connexion.jsonifier import Jsonifier
 from flask.json.provider import JSONProvider
 
-from kindling.domain.jsoncodec import dumps
+from kindling.platform.jsoncodec import dumps
 
 
 class OrjsonJsonifier(Jsonifier):

@@ -6,8 +6,8 @@ import json
 
 from starlette.concurrency import run_in_threadpool
 
-from kindling.domain.access import Principal
-from kindling.infrastructure.ratelimit import Decision, RateLimiter, rules_for
+from kindling.platform.access import Principal
+from kindling.platform.ratelimit import Decision, RateLimiter, rules_for
 from kindling.web.authentication import is_api_request, principal_of, send_json
 
 

@@ -13,8 +13,8 @@ from __future__ import annotations
 import json
 import re
 
-from kindling.domain.storable_text import carries_unstorable_text
 from kindling.errors import BadRequest, HeadersTooLarge, PayloadTooLarge, UriTooLong, unsupported_media_type
+from kindling.platform.storable_text import carries_unstorable_text
 
 # The HTTP server passes on longer ones, up to a head of 64 KB (kindling.web.server): refused
 # here, they are answered with the error envelope.

@@ -10,9 +10,9 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from kindling.config import Settings
 from kindling.evidence.keys import Signer
-from kindling.infrastructure.cache import Cache
-from kindling.infrastructure.health import DatabaseProbe
-from kindling.infrastructure.ratelimit import RateLimiter
+from kindling.platform.cache import Cache
+from kindling.platform.health import DatabaseProbe
+from kindling.platform.ratelimit import RateLimiter
 
 EXTENSION = "kindling"
 

@@ -8,13 +8,13 @@ from decimal import Decimal
 import pytest
 from sqlalchemy import event
 
-from kindling.compliance import METRICS, InvalidFrameworks, frameworks
+from kindling.compliance import METRICS, InvalidFrameworks, frameworks, metrics
+from kindling.compliance import reports as compliance
+from kindling.compliance.metrics import Evidence
 from kindling.config import Settings
-from kindling.domain import money
-from kindling.domain.exports import csv_text, neutralised
-from kindling.persistence.base import utcnow
-from kindling.services import compliance, metrics, periods
-from kindling.services.metrics import Evidence
+from kindling.platform import money, periods
+from kindling.platform.base import utcnow
+from kindling.platform.exports import csv_text, neutralised
 from kindling.web.app import create_app
 
 

@@ -8,7 +8,7 @@ import io
 
 import pytest
 
-from kindling.services import clients
+from kindling.consulting import clients
 
 HEADER = ["Client", "Kindness Acts", "Volunteer Hours", "Donations", "Compliance Rate"]
 ROW_FIELDS = {"organizationId", "client", "kindnessActs", "volunteerHours", "donations", "complianceRate"}

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from sqlalchemy import text
 
-from kindling.services import kindness
+from kindling.kindness import acts as kindness
 from tests.factories.principals import principal
 
 

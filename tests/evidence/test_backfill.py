@@ -9,8 +9,8 @@ import pytest
 from sqlalchemy import MetaData, create_engine, insert, make_url, text
 from sqlalchemy.orm import Session
 
-from kindling.persistence.database import upgrade
-from kindling.services import evidence
+from kindling.evidence import log as evidence
+from kindling.platform.database import upgrade
 
 DAY = dt.datetime(2026, 3, 2, 9, 0, tzinfo=dt.UTC)
 

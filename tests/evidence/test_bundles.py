@@ -12,8 +12,8 @@ import pytest
 
 from kindling import cli
 from kindling.config import Settings
+from kindling.evidence import log as evidence
 from kindling.evidence.keys import make_signer, parse_private_key
-from kindling.services import evidence
 from tests.helpers import assert_envelope
 
 # A second key, as after a rotation (a fixed test seed, never used anywhere else).

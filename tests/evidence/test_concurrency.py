@@ -9,8 +9,8 @@ import pytest
 from sqlalchemy import text
 from sqlalchemy.orm import Session
 
-from kindling.persistence.accounts import Organization
-from kindling.services import evidence
+from kindling.accounts.models import Organization
+from kindling.evidence import log as evidence
 from tests.helpers.cleanup import forget_evidence
 
 THREADS, WRITES = 4, 50

@@ -7,9 +7,11 @@ import json
 import pytest
 from sqlalchemy import event, select, text
 
+from kindling.donations import service as donations
+from kindling.evidence import log as evidence
 from kindling.evidence.chain import GENESIS_HASH, event_hash
-from kindling.persistence.evidence import EvidenceEvent
-from kindling.services import donations, evidence, kindness
+from kindling.evidence.models import EvidenceEvent
+from kindling.kindness import acts as kindness
 from tests.factories import donations as payments
 from tests.factories.principals import principal
 from tests.factories.volunteering import CENTRE, north_of

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from sqlalchemy.orm import Session
 
-from kindling.infrastructure.cache import Cache
+from kindling.platform.cache import Cache
 from tests.factories.accounts import PASSWORD, Account, Accounts
 from tests.factories.activity import Activity
 from tests.factories.clients import Clients

@@ -7,8 +7,8 @@ from dataclasses import dataclass
 
 from sqlalchemy.orm import Session
 
-from kindling.persistence.accounts import Organization, User
-from kindling.services import accounts
+from kindling.accounts import service as accounts
+from kindling.accounts.models import Organization, User
 
 PASSWORD = "correct horse battery"
 _sequence = itertools.count(1)

@@ -5,11 +5,11 @@ from __future__ import annotations
 import datetime as dt
 from typing import TYPE_CHECKING
 
-from kindling.persistence.base import utcnow
-from kindling.persistence.donations import Donation
-from kindling.persistence.kindness import KindnessAct
-from kindling.persistence.volunteering import CheckIn
-from kindling.persistence.wellbeing import WellbeingResponse
+from kindling.donations.models import Donation
+from kindling.kindness.models import KindnessAct
+from kindling.platform.base import utcnow
+from kindling.volunteering.models import CheckIn
+from kindling.wellbeing.models import WellbeingResponse
 from tests.factories.accounts import Account
 from tests.factories.volunteering import CENTRE, north_of
 

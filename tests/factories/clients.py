@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from sqlalchemy.orm import Session
 
-from kindling.persistence.clients import ClientRelationship, Invitation
-from kindling.services import clients
+from kindling.consulting import clients
+from kindling.consulting.models import ClientRelationship, Invitation
 from tests.factories.accounts import Account
 
 

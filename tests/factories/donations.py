@@ -10,8 +10,8 @@ import time
 
 from sqlalchemy.orm import Session
 
-from kindling.persistence.donations import Donation
-from kindling.services import donations
+from kindling.donations import service as donations
+from kindling.donations.models import Donation
 from tests.factories.accounts import Account
 from tests.factories.principals import principal
 

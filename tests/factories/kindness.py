@@ -8,10 +8,11 @@ import itertools
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from kindling.infrastructure.cache import Cache
-from kindling.persistence.accounts import Organization, User
-from kindling.persistence.kindness import KindnessAct
-from kindling.services import kindness, verification, verification_status
+from kindling.accounts.models import Organization, User
+from kindling.kindness import acts as kindness
+from kindling.kindness import verification, verification_status
+from kindling.kindness.models import KindnessAct
+from kindling.platform.cache import Cache
 from tests.factories.accounts import Account
 from tests.factories.principals import principal
 

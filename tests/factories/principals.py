@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from kindling.domain.access import Principal
-from kindling.persistence.accounts import User
+from kindling.accounts.models import User
+from kindling.platform.access import Principal
 from tests.factories.accounts import Account
 
 

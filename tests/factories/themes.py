@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from sqlalchemy.orm import Session
 
-from kindling.persistence.themes import OrganizationTheme
-from kindling.services import themes
+from kindling.branding import service as themes
+from kindling.branding.models import OrganizationTheme
 from kindling.themes import generate_theme
 from tests.factories.accounts import Account
 

@@ -8,9 +8,9 @@ import math
 
 from sqlalchemy.orm import Session
 
-from kindling.persistence.base import utcnow
-from kindling.persistence.volunteering import CheckIn, VolunteerOpportunity
-from kindling.services import volunteering
+from kindling.platform.base import utcnow
+from kindling.volunteering import service as volunteering
+from kindling.volunteering.models import CheckIn, VolunteerOpportunity
 from tests.factories.accounts import Account
 from tests.factories.principals import principal
 

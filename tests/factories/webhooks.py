@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from sqlalchemy.orm import Session
 
-from kindling.infrastructure.destinations import DestinationPolicy
-from kindling.persistence.outbound_webhooks import WebhookEndpoint
-from kindling.services import outbox, webhook_endpoints
+from kindling.webhooks import endpoints as webhook_endpoints
+from kindling.webhooks import outbox
+from kindling.platform.destinations import DestinationPolicy
+from kindling.webhooks.models import WebhookEndpoint
 from tests.factories.accounts import Account
 
 # Test receivers listen on loopback, which only this policy allows.

@@ -6,8 +6,8 @@ import datetime as dt
 
 from sqlalchemy.orm import Session
 
-from kindling.persistence.wellbeing import WellbeingResponse
-from kindling.services import wellbeing
+from kindling.wellbeing import service as wellbeing
+from kindling.wellbeing.models import WellbeingResponse
 from tests.factories.accounts import Account
 from tests.factories.principals import principal
 

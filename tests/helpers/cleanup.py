@@ -5,9 +5,9 @@ from __future__ import annotations
 from sqlalchemy import delete, select, text
 from sqlalchemy.orm import Session
 
-from kindling.persistence.accounts import Organization, User
-from kindling.persistence.accounts import Session as UserSession
-from kindling.persistence.kindness import KindnessAct, KindnessRecipientTally, KindnessTally
+from kindling.accounts.models import Organization, User
+from kindling.accounts.models import Session as UserSession
+from kindling.kindness.models import KindnessAct, KindnessRecipientTally, KindnessTally
 
 
 def forget_evidence(db: Session, organization_id: str) -> None:

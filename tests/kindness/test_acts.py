@@ -8,7 +8,7 @@ import datetime as dt
 import pytest
 from sqlalchemy import func, select
 
-from kindling.persistence.kindness import KindnessAct, KindnessRecipientTally, KindnessTally
+from kindling.kindness.models import KindnessAct, KindnessRecipientTally, KindnessTally
 
 ACT_FIELDS = {
     "id", "description", "category", "verificationLevel", "verifiedLevel", "verification", "recipientId", "userId",

@@ -8,8 +8,8 @@ import hashlib
 import pytest
 from sqlalchemy import select
 
-from kindling.persistence.base import utcnow
-from kindling.persistence.verification import Attestation
+from kindling.kindness.verification_models import Attestation
+from kindling.platform.base import utcnow
 from tests.helpers import assert_envelope
 from tests.helpers.verification import get_act, pending, post_act
 

@@ -11,7 +11,7 @@ import requests
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from kindling.persistence.kindness import KindnessAct, KindnessTally
+from kindling.kindness.models import KindnessAct, KindnessTally
 from tests.helpers import sign_up
 from tests.helpers.cleanup import forget
 

@@ -8,9 +8,9 @@ import random
 
 from sqlalchemy import select
 
-from kindling.persistence.kindness import KindnessAct, KindnessRecipientTally, KindnessTally
-from kindling.persistence.verification import VerificationDecision
-from kindling.services import kindness
+from kindling.kindness import acts as kindness
+from kindling.kindness.models import KindnessAct, KindnessRecipientTally, KindnessTally
+from kindling.kindness.verification_models import VerificationDecision
 from tests.factories.principals import principal
 
 T0 = dt.datetime(2024, 3, 1, 9, 30, tzinfo=dt.UTC)

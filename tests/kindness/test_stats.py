@@ -5,8 +5,8 @@ from __future__ import annotations
 import datetime as dt
 import json
 
-from kindling.persistence.base import utcnow
-from kindling.services import kindness_stats
+from kindling.kindness import stats as kindness_stats
+from kindling.platform.base import utcnow
 
 T0 = dt.datetime(2024, 3, 1, tzinfo=dt.UTC)
 DAY = dt.timedelta(days=1)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from sqlalchemy import select
 
-from kindling.persistence.verification import VerificationDecision
+from kindling.kindness.verification_models import VerificationDecision
 from tests.helpers import assert_envelope
 from tests.helpers.verification import ACTS, decide, get_act, pending, post_act
 

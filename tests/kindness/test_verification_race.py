@@ -10,9 +10,9 @@ import requests
 from sqlalchemy import delete, select, update
 from sqlalchemy.orm import Session
 
-from kindling.persistence.accounts import User
-from kindling.persistence.kindness import KindnessAct, KindnessTally
-from kindling.persistence.verification import VerificationDecision
+from kindling.accounts.models import User
+from kindling.kindness.models import KindnessAct, KindnessTally
+from kindling.kindness.verification_models import VerificationDecision
 from tests.helpers import SignedUp, sign_up
 from tests.helpers.cleanup import forget
 

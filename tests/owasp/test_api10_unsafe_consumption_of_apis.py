@@ -10,9 +10,9 @@ import time
 import pytest
 from sqlalchemy import func, select
 
-from kindling.persistence.accounts import User
-from kindling.persistence.donations import Donation
-from kindling.persistence.inbound_webhooks import InboundWebhookEvent
+from kindling.accounts.models import User
+from kindling.donations.models import Donation
+from kindling.webhooks.inbound_models import InboundWebhookEvent
 from tests.factories import donations as payments
 from tests.factories import identity
 from tests.helpers import assert_envelope

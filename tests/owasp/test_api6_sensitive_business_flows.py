@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from sqlalchemy import func, select
 
-from kindling.persistence.accounts import User
-from kindling.persistence.clients import Invitation
+from kindling.accounts.models import User
+from kindling.consulting.models import Invitation
 from tests.factories import PASSWORD
 from tests.factories.volunteering import CENTRE
 from tests.helpers import assert_envelope

@@ -8,7 +8,8 @@ import re
 
 import pytest
 
-from kindling.services import accounts, kindness
+from kindling.accounts import service as accounts
+from kindling.kindness import acts as kindness
 from tests.helpers import assert_envelope
 from tests.owasp import spec
 from tests.owasp.operations import url_for

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import flask
 
-from kindling.domain import access
-from kindling.persistence.accounts import Organization, Session, User
-from kindling.services import accounts
-from kindling.services.sessions import COOKIE_NAME
+from kindling.accounts import service as accounts
+from kindling.accounts.models import Organization, Session, User
+from kindling.accounts.sessions import COOKIE_NAME
+from kindling.platform import access
 from kindling.web.runtime import db, runtime
 
 

@@ -5,9 +5,10 @@ from __future__ import annotations
 import flask
 from werkzeug.datastructures import FileStorage
 
-from kindling.domain import access
+from kindling.compliance import portfolio
+from kindling.consulting import bulk
 from kindling.errors import BadRequest, PayloadTooLarge
-from kindling.services import bulk, periods, portfolio
+from kindling.platform import access, periods
 from kindling.web.requestguard import UPLOAD_LIMIT
 from kindling.web.runtime import db
 

@@ -3,11 +3,11 @@ admins accept or decline, and the relationships they start, seen from either sid
 
 from __future__ import annotations
 
-from kindling.domain import access
-from kindling.persistence.accounts import User
-from kindling.persistence.base import utcnow
-from kindling.persistence.clients import ClientRelationship, Invitation
-from kindling.services import clients
+from kindling.accounts.models import User
+from kindling.consulting import clients
+from kindling.consulting.models import ClientRelationship, Invitation
+from kindling.platform import access
+from kindling.platform.base import utcnow
 from kindling.web.handlers.accounts import organization_body
 from kindling.web.runtime import db
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import flask
 
-from kindling.domain import access
-from kindling.services import compliance, periods
+from kindling.compliance import reports as compliance
+from kindling.platform import access, periods
 from kindling.web.runtime import db, runtime
 
 

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from kindling.domain import access
-from kindling.persistence.donations import Donation
-from kindling.services import donations
+from kindling.donations import service as donations
+from kindling.donations.models import Donation
+from kindling.platform import access
 from kindling.web.runtime import db
 
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import datetime as dt
 
-from kindling.domain import access
-from kindling.services import evidence
+from kindling.evidence import log as evidence
+from kindling.platform import access
 from kindling.web.runtime import db, runtime
 
 

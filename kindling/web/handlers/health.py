@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from kindling import __version__
-from kindling.infrastructure import health
-from kindling.persistence.base import utcnow
+from kindling.platform import health
+from kindling.platform.base import utcnow
 from kindling.web.runtime import runtime
 
 SERVICE = "kindling"

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import flask
 
-from kindling.services import inbound_webhooks
 from kindling.web.runtime import db, runtime
+from kindling.webhooks import inbound as inbound_webhooks
 
 
 def receive_payment_event():

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import flask
 
-from kindling.domain import access
-from kindling.persistence.kindness import KindnessAct
-from kindling.services import kindness, kindness_stats
+from kindling.kindness import acts as kindness
+from kindling.kindness import stats as kindness_stats
+from kindling.kindness.models import KindnessAct
+from kindling.platform import access
 from kindling.web.runtime import db, runtime
 
 

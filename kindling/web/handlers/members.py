@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from connexion import NoContent
 
-from kindling.domain import access
-from kindling.services import members
+from kindling.accounts import members
+from kindling.platform import access
 from kindling.web.handlers.accounts import user_body
 from kindling.web.runtime import db
 

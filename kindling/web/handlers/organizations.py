@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from kindling.domain import access
-from kindling.services import organizations
+from kindling.consulting import directory as organizations
+from kindling.platform import access
 from kindling.web.handlers.accounts import organization_body
 from kindling.web.runtime import db
 

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from kindling.domain import access
-from kindling.services import themes
+from kindling.branding import service as themes
+from kindling.platform import access
 from kindling.themes import CONTENT_SECURITY_POLICY, theme_css, theme_preview
 from kindling.web.runtime import db, runtime
 

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from kindling.domain import access
-from kindling.persistence.verification import Attestation, VerificationDecision
-from kindling.services import verification
+from kindling.kindness import verification
+from kindling.kindness.verification_models import Attestation, VerificationDecision
+from kindling.platform import access
 from kindling.web.handlers.kindness import act_body
 from kindling.web.runtime import db, runtime
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import datetime as dt
 
-from kindling.domain import access
 from kindling.errors import invalid
-from kindling.persistence.volunteering import CheckIn, VolunteerOpportunity
-from kindling.services import volunteering
+from kindling.platform import access
+from kindling.volunteering import service as volunteering
+from kindling.volunteering.models import CheckIn, VolunteerOpportunity
 from kindling.web.runtime import db
 
 

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from connexion import NoContent
 
-from kindling.domain import access
-from kindling.infrastructure.destinations import DestinationPolicy
-from kindling.persistence.outbound_webhooks import WebhookDelivery, WebhookEndpoint
-from kindling.services import webhook_endpoints
+from kindling.platform import access
 from kindling.web.runtime import db, runtime
+from kindling.webhooks import endpoints as webhook_endpoints
+from kindling.platform.destinations import DestinationPolicy
+from kindling.webhooks.models import WebhookDelivery, WebhookEndpoint
 
 
 def list_endpoints(token_info: dict):

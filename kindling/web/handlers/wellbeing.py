@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from kindling.domain import access
-from kindling.persistence.wellbeing import WellbeingResponse
-from kindling.services import periods, wellbeing
-from kindling.services.wellbeing import Figures, Summary
+from kindling.platform import access, periods
 from kindling.web.runtime import db
+from kindling.wellbeing import service as wellbeing
+from kindling.wellbeing.models import WellbeingResponse
+from kindling.wellbeing.service import Figures, Summary
 
 
 def list_responses(

@@ -1,0 +1,1 @@
+"""People and organizations: sign-up and sign-in, sessions, members and their roles, and the identity provider's events."""

@@ -1,0 +1,164 @@
+"""Sign-up, sign-in and sessions."""
+
+from __future__ import annotations
+
+import re
+import secrets
+
+from argon2 import PasswordHasher
+from argon2.exceptions import InvalidHashError, VerificationError
+from sqlalchemy import select
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import Session as DbSession
+
+from kindling.accounts.models import Organization, Session, User
+from kindling.accounts.sessions import SESSION_LIFETIME, forget_after_commit, hash_token
+from kindling.errors import BadRequest, Conflict, RateLimited, Unauthenticated
+from kindling.platform.base import utcnow
+from kindling.platform.ratelimit import RateLimiter
+
+# OWASP's argon2id baseline: 19 MiB, 2 iterations, 1 lane.
+_hasher = PasswordHasher(time_cost=2, memory_cost=19456, parallelism=1)
+# Verified against when the email is unknown, so both failures cost the same time.
+_DUMMY_HASH = _hasher.hash("kindling-no-such-account")
+SIGN_IN = "sign-in"
+
+
+def sign_up(
+    db: DbSession,
+    *,
+    email: str,
+    password: str,
+    name: str,
+    account_type: str = "member",
+    organization_name: str | None = None,
+    join_code: str | None = None,
+    firm_name: str | None = None,
+) -> User:
+    """Create an account; a member creates or joins an organization in the same step."""
+    email = email.strip().lower()
+    name = name.strip()
+    if account_type == "consultant":
+        if organization_name is not None or join_code is not None:
+            raise BadRequest("Consultant accounts neither create nor join an organization")
+        organization, role = None, None
+    else:
+        if firm_name is not None:
+            raise BadRequest("firmName is only for consultant accounts")
+        if (organization_name is None) == (join_code is None):
+            raise BadRequest("A member account needs exactly one of organizationName or joinCode")
+        if organization_name is not None:
+            organization, role = create_organization(db, name=organization_name.strip()), "admin"
+        else:
+            organization = db.scalar(select(Organization).where(Organization.join_code == join_code.strip()))
+            if organization is None:
+                raise BadRequest("Unknown join code", code="unknown_join_code")
+            role = "member"
+    if db.scalar(select(User.id).where(User.email == email)) is not None:
+        raise Conflict("An account with this email already exists", code="email_taken")
+    user = User(
+        email=email,
+        name=name,
+        password_hash=_hasher.hash(password),
+        account_type=account_type,
+        organization_id=organization.id if organization else None,
+        role=role,
+        firm_name=firm_name.strip() if firm_name else None,
+    )
+    db.add(user)
+    try:
+        db.flush()
+    except IntegrityError:  # a concurrent sign-up took the email first
+        raise Conflict("An account with this email already exists", code="email_taken") from None
+    return user
+
+
+def create_organization(db: DbSession, *, name: str) -> Organization:
+    """A new organization with a unique slug and join code."""
+    organization = Organization(name=name, slug=_unique_slug(db, name), join_code=secrets.token_urlsafe(9))
+    db.add(organization)
+    db.flush()
+    return organization
+
+
+def _unique_slug(db: DbSession, name: str) -> str:
+    base = re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-")[:200] or "organization"
+    taken = set(db.scalars(select(Organization.slug).where(Organization.slug.startswith(base))))
+    if base not in taken:
+        return base
+    suffix = 2
+    while f"{base}-{suffix}" in taken:
+        suffix += 1
+    return f"{base}-{suffix}"
+
+
+def sign_in(db: DbSession, limiter: RateLimiter, *, email: str, password: str) -> User:
+    """The account for these credentials; at most 10 attempts per email in 15 minutes are checked.
+
+    Each attempt is counted before its password is checked, in one atomic step, so concurrent
+    guesses get no more checks than sequential ones. A successful sign-in clears the count.
+    """
+    email = email.strip().lower()
+    throttle = limiter.attempt(SIGN_IN, email)
+    if not throttle.allowed:
+        raise RateLimited("Too many sign-in attempts; try again later", retry_after=throttle.retry_after)
+    user = db.scalar(select(User).where(User.email == email))
+    password_ok = _verify(user.password_hash if user is not None else _DUMMY_HASH, password)
+    if user is None or not user.active or not password_ok:
+        raise Unauthenticated("Email or password is incorrect", code="invalid_credentials")
+    limiter.forget(SIGN_IN, email)
+    if _hasher.check_needs_rehash(user.password_hash):
+        user.password_hash = _hasher.hash(password)
+    return user
+
+
+def _verify(password_hash: str, password: str) -> bool:
+    try:
+        return _hasher.verify(password_hash, password)
+    except (VerificationError, InvalidHashError):
+        return False
+
+
+def start_session(db: DbSession, user: User) -> tuple[str, Session]:
+    """A new session for `user` and its token, which is returned once and stored only hashed."""
+    token = secrets.token_urlsafe(32)
+    session = Session(user_id=user.id, token_hash=hash_token(token), expires_at=utcnow() + SESSION_LIFETIME)
+    db.add(session)
+    db.flush()
+    return token, session
+
+
+def end_session(db: DbSession, session_id: str) -> None:
+    """Revoke one session: every server process refuses it within 2 seconds of the commit."""
+    session = db.get(Session, session_id)
+    if session is not None and session.revoked_at is None:
+        session.revoked_at = utcnow()
+        forget_after_commit(db, [session.token_hash])
+
+
+def revoke_all_sessions(db: DbSession, user_id: str) -> None:
+    """Revoke every live session of a user (signed out everywhere, deactivated, deleted): every
+    server process refuses them within 2 seconds of the commit."""
+    now = utcnow()
+    sessions = list(db.scalars(select(Session).where(Session.user_id == user_id, Session.revoked_at.is_(None))))
+    for session in sessions:
+        session.revoked_at = now
+    forget_after_commit(db, [session.token_hash for session in sessions])
+
+
+def get_session(db: DbSession, session_id: str) -> Session:
+    return db.get(Session, session_id)
+
+
+def get_user(db: DbSession, user_id: str) -> User:
+    return db.get(User, user_id)
+
+
+def get_organization(db: DbSession, organization_id: str) -> Organization | None:
+    return db.get(Organization, organization_id)
+
+
+def forget_cached_sessions(db: DbSession, user_id: str) -> None:
+    """Make the user's live sessions be looked up afresh, so a change to the account applies at once."""
+    token_hashes = db.scalars(select(Session.token_hash).where(Session.user_id == user_id, Session.revoked_at.is_(None)))
+    forget_after_commit(db, list(token_hashes))

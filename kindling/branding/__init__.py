@@ -1,0 +1,1 @@
+"""White-labelling: each organization's saved theme and the AI palette provider."""

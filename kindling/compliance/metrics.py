@@ -1,0 +1,228 @@
+"""Activity figures of organizations over a rolling period: the one source of report numbers.
+
+Compliance reports (one organization) and the portfolio export (all of a consultant's
+clients) read the same grouped queries, so a figure, and above all the compliance rate
+(docs/decisions.md §9), is computed in one place for one organization or many.
+
+A record belongs to the window by the moment it was made: a kindness act by `created_at`,
+a check-in by `checked_in_at`, a donation by `created_at` (not `succeeded_at`), so that a
+period's count of records, the rate's denominator, does not change when a payment settles
+later; the donation's status is the one it has now. Windows are closed: start <= t <= end.
+Wellbeing figures are the published figures of the period's calendar weeks, the ones the
+wellbeing aggregates show (docs/decisions.md §7).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Collection
+from decimal import ROUND_HALF_UP, Decimal
+
+from sqlalchemy import Select, func, literal_column, select
+from sqlalchemy.orm import Session
+
+from kindling.accounts.models import Organization, User
+from kindling.donations.models import Donation
+from kindling.kindness.models import KindnessAct
+from kindling.kindness.stats import CATEGORIES
+from kindling.platform.periods import Window
+from kindling.volunteering.models import CheckIn
+from kindling.wellbeing import service as survey
+
+# An act whose verified level is supervisor verification (3) or above carries evidence (docs/decisions.md §9).
+EVIDENCE_LEVEL = 3
+SUCCEEDED = "succeeded"
+
+
+@dataclasses.dataclass(frozen=True)
+class Evidence:
+    """How many of `total` records carry verifiable evidence."""
+
+    verified: int
+    total: int
+
+
+@dataclasses.dataclass(frozen=True)
+class Activity:
+    """One organization's kindness acts, check-ins and donations in a window."""
+
+    kindness: Evidence  # acts with verifiedLevel >= 3, of all acts
+    kindness_by_category: dict[str, Evidence]
+    check_ins: Evidence  # verified check-ins, of all check-ins
+    volunteer_hours: float  # of verified check-ins only, unrounded
+    volunteer_participants: int  # people with a verified check-in
+    donations: Evidence  # succeeded donations, of all donations
+    donated_minor_units: int  # sum of succeeded donations, in the organization's currency
+    compliance_rate: float  # percent to 1 decimal, 0 without activity (docs/decisions.md §9)
+
+
+@dataclasses.dataclass(frozen=True)
+class Wellbeing:
+    """One organization's published wellbeing figures over a period, as the aggregates show them."""
+
+    respondents: int  # distinct people behind the published figures, members or not today
+    active_members: int
+    responses: int
+    mood_average: float | None  # 2 decimals
+    stress_average: float | None
+
+    @property
+    def suppressed(self) -> bool:
+        """No week of the period is published (docs/decisions.md §7)."""
+        return self.respondents == 0
+
+
+def activity(db: Session, *, organization_ids: Collection[str], window: Window) -> dict[str, Activity]:
+    """Activity figures of each organization, in one statement of grouped queries whatever their number."""
+    if not organization_ids:
+        return {}
+    ids = list(organization_ids)
+    kindness = _kindness(ids, window).subquery("kindness")
+    check_ins = _check_ins(ids, window).subquery("check_ins")
+    donations = _donations(ids, window).subquery("donations")
+
+    records = _zero_if_null(kindness.c.acts) + _zero_if_null(check_ins.c.check_ins) + _zero_if_null(donations.c.donations)
+    evidenced = _zero_if_null(kindness.c.verified_acts) + _zero_if_null(check_ins.c.verified) + _zero_if_null(donations.c.succeeded)
+    # 100.0 is numeric on PostgreSQL and real on SQLite, so the division is never an integer one.
+    rate = func.coalesce(func.round(literal_column("100.0") * evidenced / func.nullif(records, 0), 1), 0)
+    category_columns = [
+        column
+        for category in CATEGORIES
+        for column in (_zero_if_null(kindness.c[f"{category}_acts"]), _zero_if_null(kindness.c[f"{category}_verified"]))
+    ]
+    statement = (
+        select(
+            Organization.id,
+            _zero_if_null(kindness.c.acts),
+            _zero_if_null(kindness.c.verified_acts),
+            *category_columns,
+            _zero_if_null(check_ins.c.check_ins),
+            _zero_if_null(check_ins.c.verified),
+            _zero_if_null(check_ins.c.hours),
+            _zero_if_null(check_ins.c.participants),
+            _zero_if_null(donations.c.donations),
+            _zero_if_null(donations.c.succeeded),
+            _zero_if_null(donations.c.amount),
+            rate,
+        )
+        .outerjoin(kindness, kindness.c.organization_id == Organization.id)
+        .outerjoin(check_ins, check_ins.c.organization_id == Organization.id)
+        .outerjoin(donations, donations.c.organization_id == Organization.id)
+        .where(Organization.id.in_(ids))
+    )
+    return {row[0]: _activity(row[1:]) for row in db.execute(statement)}
+
+
+def _zero_if_null(column):
+    # An organization without records of a kind has no row in that kind's grouped query.
+    return func.coalesce(column, 0)
+
+
+def _kindness(ids: list[str], window: Window) -> Select:
+    verified = KindnessAct.verified_level >= EVIDENCE_LEVEL
+    by_category = [
+        column
+        for category in CATEGORIES
+        for column in (
+            func.count().filter(KindnessAct.category == category).label(f"{category}_acts"),
+            func.count().filter(KindnessAct.category == category, verified).label(f"{category}_verified"),
+        )
+    ]
+    return (
+        select(
+            KindnessAct.organization_id,
+            func.count().label("acts"),
+            func.count().filter(verified).label("verified_acts"),
+            *by_category,
+        )
+        .where(
+            KindnessAct.organization_id.in_(ids),
+            KindnessAct.created_at >= window.start,
+            KindnessAct.created_at <= window.end,
+        )
+        .group_by(KindnessAct.organization_id)
+    )
+
+
+def _check_ins(ids: list[str], window: Window) -> Select:
+    return (
+        select(
+            CheckIn.organization_id,
+            func.count().label("check_ins"),
+            func.count().filter(CheckIn.verified).label("verified"),
+            func.sum(CheckIn.hours).filter(CheckIn.verified).label("hours"),
+            func.count(func.distinct(CheckIn.user_id)).filter(CheckIn.verified).label("participants"),
+        )
+        .where(
+            CheckIn.organization_id.in_(ids),
+            CheckIn.checked_in_at >= window.start,
+            CheckIn.checked_in_at <= window.end,
+        )
+        .group_by(CheckIn.organization_id)
+    )
+
+
+def _donations(ids: list[str], window: Window) -> Select:
+    succeeded = Donation.status == SUCCEEDED
+    return (
+        select(
+            Donation.organization_id,
+            func.count().label("donations"),
+            func.count().filter(succeeded).label("succeeded"),
+            func.sum(Donation.amount).filter(succeeded).label("amount"),
+        )
+        .where(
+            Donation.organization_id.in_(ids),
+            Donation.created_at >= window.start,
+            Donation.created_at <= window.end,
+        )
+        .group_by(Donation.organization_id)
+    )
+
+
+def _activity(row) -> Activity:
+    acts, verified_acts, *rest = row
+    by_category = {category: Evidence(rest[2 * n + 1], rest[2 * n]) for n, category in enumerate(CATEGORIES)}
+    check_ins, verified, hours, participants, donations, succeeded, amount, rate = rest[2 * len(CATEGORIES):]
+    return Activity(
+        kindness=Evidence(verified_acts, acts),
+        kindness_by_category=by_category,
+        check_ins=Evidence(verified, check_ins),
+        volunteer_hours=float(hours),
+        volunteer_participants=participants,
+        donations=Evidence(succeeded, donations),
+        donated_minor_units=int(amount),
+        compliance_rate=float(rate),
+    )
+
+
+def wellbeing(db: Session, *, organization_ids: Collection[str], window: Window) -> dict[str, Wellbeing]:
+    """Wellbeing figures of each organization: its published weeks and its active members."""
+    if not organization_ids:
+        return {}
+    ids = list(organization_ids)
+    published = survey.summarize(db, organization_ids=ids, window=window)
+    members = dict(
+        db.execute(
+            select(User.organization_id, func.count())
+            .where(User.organization_id.in_(ids), User.active.is_(True))
+            .group_by(User.organization_id)
+        ).all()
+    )
+    result = {}
+    for organization_id in ids:
+        summary = published[organization_id]
+        figures = summary.figures if summary else survey.Figures(0, 0, None, None, None)
+        result[organization_id] = Wellbeing(
+            respondents=figures.respondents,
+            active_members=members.get(organization_id, 0),
+            responses=figures.responses,
+            mood_average=figures.average_mood,
+            stress_average=figures.average_stress,
+        )
+    return result
+
+
+def rounded(value: float, places: int) -> Decimal:
+    """A figure rounded half up to `places` decimals, as every report prints it."""
+    return Decimal(repr(value)).quantize(Decimal(1).scaleb(-places), ROUND_HALF_UP)

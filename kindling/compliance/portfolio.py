@@ -1,0 +1,76 @@
+"""Portfolio analytics of a consultant's active clients (docs/decisions.md §4): one row per client."""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+from decimal import ROUND_HALF_UP, Decimal
+
+from sqlalchemy.orm import Session
+
+from kindling.compliance import metrics
+from kindling.consulting import clients
+from kindling.platform import money, periods
+from kindling.platform.exports import ExportFile, csv_text
+from kindling.platform.periods import Window
+
+CSV_HEADER = ("Client", "Kindness Acts", "Volunteer Hours", "Donations", "Compliance Rate")
+CENT = Decimal("0.01")
+
+
+@dataclasses.dataclass(frozen=True)
+class Row:
+    organization_id: str
+    client: str
+    kindness_acts: int
+    volunteer_hours: Decimal  # of verified check-ins, to 1 decimal
+    donations: Decimal  # succeeded, in major units of the client's currency, to 2 decimals
+    compliance_rate: float
+
+
+@dataclasses.dataclass(frozen=True)
+class Portfolio:
+    window: Window
+    rows: list[Row]
+
+    @property
+    def generated_at(self) -> dt.datetime:
+        return self.window.end
+
+
+def build_portfolio(
+    db: Session, *, consultant_id: str, period: str = periods.DEFAULT_PERIOD, now: dt.datetime | None = None
+) -> Portfolio:
+    """The consultant's active clients by name, each with its figures over the rolling period."""
+    window = periods.window(period, now=now)
+    organizations = [relationship.organization for relationship in clients.list_clients(db, consultant_id=consultant_id)]
+    figures = metrics.activity(db, organization_ids=[o.id for o in organizations], window=window)
+    rows = []
+    for organization in organizations:
+        activity = figures[organization.id]
+        rows.append(
+            Row(
+                organization_id=organization.id,
+                client=organization.name,
+                kindness_acts=activity.kindness.total,
+                volunteer_hours=metrics.rounded(activity.volunteer_hours, 1),
+                donations=money.major_units(activity.donated_minor_units, organization.currency).quantize(
+                    CENT, ROUND_HALF_UP
+                ),
+                compliance_rate=activity.compliance_rate,
+            )
+        )
+    return Portfolio(window=window, rows=rows)
+
+
+def portfolio_csv(portfolio: Portfolio) -> ExportFile:
+    """The portfolio as a CSV file (header `Client,Kindness Acts,Volunteer Hours,Donations,Compliance Rate`)."""
+    text = csv_text(
+        CSV_HEADER,
+        (
+            (row.client, row.kindness_acts, row.volunteer_hours, row.donations, f"{row.compliance_rate:.1f}")
+            for row in portfolio.rows
+        ),
+    )
+    name = f"kindling-portfolio-{portfolio.window.period}-{portfolio.generated_at:%Y-%m-%d}.csv"
+    return ExportFile(filename=name, media_type="text/csv; charset=utf-8", content=text.encode())

@@ -1,0 +1,35 @@
+"""A compliance report as data: what the CSV, JSON and PDF renderings of one report share."""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+
+from kindling.accounts.models import Organization
+from kindling.compliance import Framework
+from kindling.compliance.metrics import Evidence, Window
+
+
+@dataclasses.dataclass(frozen=True)
+class Line:
+    """One indicator of the report: the framework's code and title, and the metric's value and evidence."""
+
+    code: str
+    title: str
+    metric: str
+    value: int | float | None  # None: withheld, fewer than 5 people answered the survey
+    unit: str
+    evidence: Evidence
+
+
+@dataclasses.dataclass(frozen=True)
+class Report:
+    framework: Framework
+    organization: Organization
+    window: Window
+    compliance_rate: float
+    lines: tuple[Line, ...]
+
+    @property
+    def generated_at(self) -> dt.datetime:
+        return self.window.end

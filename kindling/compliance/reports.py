@@ -1,0 +1,191 @@
+"""Compliance reports: a framework's indicators measured over one organization's period (docs/decisions.md §8, §9)."""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+import json
+from collections.abc import Callable
+from decimal import ROUND_HALF_UP, Decimal
+
+from sqlalchemy.orm import Session
+
+from kindling.accounts.models import Organization
+from kindling.compliance import CURRENCY_UNIT, get_framework, metrics
+from kindling.compliance.metrics import Activity, Evidence, Wellbeing
+from kindling.compliance.report import Line, Report
+from kindling.evidence import log as evidence
+from kindling.evidence.keys import Signer
+from kindling.platform import money, periods
+from kindling.platform.exports import ExportFile, csv_text
+
+CSV_HEADER = (
+    "Framework", "Organization", "Period", "From", "To", "Compliance Rate",
+    "Code", "Title", "Value", "Unit", "Evidence Verified", "Evidence Total",
+)
+MEDIA_TYPES = {"csv": "text/csv; charset=utf-8", "json": "application/json", "pdf": "application/pdf"}
+
+
+@dataclasses.dataclass(frozen=True)
+class _Figures:
+    activity: Activity
+    wellbeing: Wellbeing
+    currency: str
+
+
+def build_report(
+    db: Session, *, organization_id: str, framework_id: str, period: str = periods.DEFAULT_PERIOD, now: dt.datetime | None = None
+) -> Report:
+    """The organization's report for a framework over the rolling period ending now."""
+    framework = get_framework(framework_id)
+    organization = db.get(Organization, organization_id)
+    window = periods.window(period, now=now)
+    ids = [organization_id]
+    figures = _Figures(
+        activity=metrics.activity(db, organization_ids=ids, window=window)[organization_id],
+        wellbeing=metrics.wellbeing(db, organization_ids=ids, window=window)[organization_id],
+        currency=organization.currency,
+    )
+    lines = []
+    for indicator in framework.indicators:
+        value, evidence = MEASURES[indicator.metric](figures)
+        unit = organization.currency if indicator.unit == CURRENCY_UNIT else indicator.unit
+        lines.append(Line(indicator.code, indicator.title, indicator.metric, value, unit, evidence))
+    return Report(
+        framework=framework,
+        organization=organization,
+        window=window,
+        compliance_rate=figures.activity.compliance_rate,
+        lines=tuple(lines),
+    )
+
+
+def report_document(report: Report) -> dict:
+    """The report as the API shows it (the `data` of GET /api/compliance/{framework})."""
+    return {
+        "framework": report.framework.id,
+        "organizationId": report.organization.id,
+        "period": report.window.period,
+        "from": report.window.start.isoformat(),
+        "to": report.window.end.isoformat(),
+        "generatedAt": report.generated_at.isoformat(),
+        "complianceRate": report.compliance_rate,
+        "indicators": [
+            {
+                "code": line.code,
+                "title": line.title,
+                "value": line.value,
+                "unit": line.unit,
+                "evidence": {"verified": line.evidence.verified, "total": line.evidence.total},
+            }
+            for line in report.lines
+        ],
+    }
+
+
+def export_report(
+    db: Session,
+    signer: Signer,
+    *,
+    organization_id: str,
+    framework_id: str,
+    file_format: str,
+    period: str = periods.DEFAULT_PERIOD,
+    now: dt.datetime | None = None,
+) -> ExportFile:
+    """The report as a CSV, JSON or PDF file, stating the evidence head it was computed at and
+    signed over its exact bytes (docs/evidence.md)."""
+    head = evidence.head(db, organization_id=organization_id)
+    report = build_report(db, organization_id=organization_id, framework_id=framework_id, period=period, now=now)
+    if file_format == "csv":
+        content = report_csv(report).encode()
+    elif file_format == "json":
+        content = json.dumps({"data": {**report_document(report), "evidenceHead": head}}, ensure_ascii=False).encode()
+    else:
+        # reportlab takes a tenth of a second to import: every server start would pay for it.
+        from kindling.compliance.pdf import report_pdf
+
+        content = report_pdf(report, evidence_head=head, key_id=signer.key_id)
+    window = report.window
+    name = f"kindling-{report.framework.id}-{report.organization.slug}-{window.period}-{window.end:%Y-%m-%d}.{file_format}"
+    signature = (
+        ("Kindling-Evidence-Head", f"{head['seq']}:{head['hash']}"),
+        ("Kindling-Signature", signer.signature_header(content)),
+    )
+    return ExportFile(filename=name, media_type=MEDIA_TYPES[file_format], content=content, extra_headers=signature)
+
+
+def report_csv(report: Report) -> str:
+    """One CSV row per indicator, each with the report's framework, organization, period and rate."""
+    context = (
+        report.framework.id,
+        report.organization.name,
+        report.window.period,
+        report.window.start.isoformat(),
+        report.window.end.isoformat(),
+        report.compliance_rate,
+    )
+    rows = [
+        (*context, line.code, line.title, line.value, line.unit, line.evidence.verified, line.evidence.total)
+        for line in report.lines
+    ]
+    return csv_text(CSV_HEADER, rows)
+
+
+def _percent(part: int, whole: int) -> float:
+    if not whole:
+        return 0.0
+    return float((Decimal(100 * part) / whole).quantize(Decimal("0.1"), ROUND_HALF_UP))
+
+
+def _rounded(value: float | None, places: int) -> float | None:
+    return None if value is None else float(metrics.rounded(value, places))
+
+
+def _category(category: str) -> Callable[[_Figures], tuple]:
+    def measure(figures: _Figures) -> tuple:
+        evidence = figures.activity.kindness_by_category[category]
+        return evidence.total, evidence
+
+    return measure
+
+
+def _survey(value: Callable[[Wellbeing], float | None], evidence: Callable[[Wellbeing], Evidence]):
+    """A wellbeing measure from the published weeks of the period: no value when none is published."""
+
+    def measure(figures: _Figures) -> tuple:
+        survey = figures.wellbeing
+        return (None if survey.suppressed else value(survey)), evidence(survey)
+
+    return measure
+
+
+def _participation(survey: Wellbeing) -> Evidence:
+    return Evidence(survey.respondents, survey.active_members)
+
+
+def _responses(survey: Wellbeing) -> Evidence:
+    return Evidence(survey.responses, survey.responses)
+
+
+# Each metric of the vocabulary (kindling/compliance/frameworks.py): figures -> (value, evidence).
+MEASURES: dict[str, Callable[[_Figures], tuple]] = {
+    "kindness_acts": lambda f: (f.activity.kindness.total, f.activity.kindness),
+    **{f"kindness_acts_{category}": _category(category) for category in metrics.CATEGORIES},
+    "verified_kindness_share": lambda f: (
+        _percent(f.activity.kindness.verified, f.activity.kindness.total), f.activity.kindness
+    ),
+    "volunteer_hours": lambda f: (_rounded(f.activity.volunteer_hours, 1), f.activity.check_ins),
+    "verified_check_ins": lambda f: (f.activity.check_ins.verified, f.activity.check_ins),
+    "volunteer_participants": lambda f: (f.activity.volunteer_participants, f.activity.check_ins),
+    "donations_succeeded": lambda f: (f.activity.donations.verified, f.activity.donations),
+    "donation_amount": lambda f: (
+        float(money.major_units(f.activity.donated_minor_units, f.currency)), f.activity.donations
+    ),
+    "wellbeing_participation": _survey(
+        # Published respondents may include people who have left since: at most everyone.
+        lambda s: min(_percent(s.respondents, s.active_members), 100.0), _participation
+    ),
+    "wellbeing_mood_average": _survey(lambda s: _rounded(s.mood_average, 2), _responses),
+    "wellbeing_stress_average": _survey(lambda s: _rounded(s.stress_average, 2), _responses),
+}

@@ -1,0 +1,1 @@
+"""Donations and the payment events that settle them."""

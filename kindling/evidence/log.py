@@ -1,0 +1,230 @@
+"""The evidence log: append in the caller's transaction, page, verify and export (docs/evidence.md)."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+from sqlalchemy import func, insert, select, update
+from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.orm import Session
+
+from kindling.errors import BadRequest, invalid
+from kindling.evidence.chain import ALGORITHM, GENESIS_HASH, ChainCheck, event_hash, signed_bytes, timestamp
+from kindling.evidence.keys import Signer
+from kindling.evidence.models import EvidenceEvent, EvidenceHead
+from kindling.platform.base import utcnow
+from kindling.platform.pagination import decode_seq_cursor, encode_seq_cursor
+
+# Every event type, here and in openapi.yaml (EvidenceEventType). `data` holds ids, levels,
+# decisions, distances and amounts only: never a name, email, comment or note.
+ACT_RECORDED = "act.recorded"  # {requestedLevel, category}
+ACT_CHANGED = "act.changed"  # {changed: [field…], requestedLevel, category}
+VERIFICATION_DECIDED = "verification.decided"  # {level, decision}
+ATTESTATION_ANSWERED = "attestation.answered"  # {attestationId, level, decision}
+CHECK_IN_RECORDED = "check_in.recorded"  # {opportunityId, distanceMeters, verified, code?}
+CHECK_IN_APPROVED = "check_in.approved"  # {opportunityId, verified}
+DONATION_STATUS_SET = "donation.status_set"  # {status, previousStatus, amount, currency, providerEventId, providerEventType}
+IMPORTED = "imported"  # a record that existed before the log: {recordedAt, …}
+EVENT_TYPES = (
+    ACT_RECORDED,
+    ACT_CHANGED,
+    VERIFICATION_DECIDED,
+    ATTESTATION_ANSWERED,
+    CHECK_IN_RECORDED,
+    CHECK_IN_APPROVED,
+    DONATION_STATUS_SET,
+    IMPORTED,
+)
+
+_events = EvidenceEvent.__table__
+_heads = EvidenceHead.__table__
+_STREAM_BATCH = 5000
+# A bundle is built and signed whole, in memory: a longer log is exported in excerpts, which
+# chain (each one's prevHash is the head hash of the one before).
+EXPORT_LIMIT = 100_000
+_COLUMNS = tuple(
+    _events.c[name]
+    for name in ("seq", "organization_id", "type", "subject_kind", "subject_id", "actor_id", "data", "occurred_at", "prev_hash", "hash")
+)
+
+
+def append(
+    db: Session,
+    *,
+    organization_id: str,
+    type: str,
+    subject: tuple[str, str],
+    actor_id: str | None,
+    data: dict,
+) -> dict:
+    """Append an event to the organization's chain in the caller's transaction; the event appended.
+
+    `subject` is (kind, id), e.g. ("act", act.id). The head row's lock, held until the
+    transaction ends, orders concurrent appends, so `seq` has no gaps.
+    """
+    if type not in EVENT_TYPES:
+        raise ValueError(f"unknown evidence event type {type!r}")
+    seq, prev_hash = _advance_head(db, organization_id)
+    kind, subject_id = subject
+    occurred_at = utcnow()
+    event = {
+        "seq": seq,
+        "organizationId": organization_id,
+        "type": type,
+        "subject": {"kind": kind, "id": subject_id},
+        "actorId": actor_id,
+        "data": data,
+        "occurredAt": timestamp(occurred_at),
+        "prevHash": prev_hash,
+    }
+    event["hash"] = event_hash(event)
+    db.execute(
+        insert(_events).values(
+            organization_id=organization_id,
+            seq=seq,
+            type=type,
+            subject_kind=kind,
+            subject_id=subject_id,
+            actor_id=actor_id,
+            data=data,
+            occurred_at=occurred_at,
+            prev_hash=prev_hash,
+            hash=event["hash"],
+        )
+    )
+    db.execute(update(_heads).where(_heads.c.organization_id == organization_id).values(hash=event["hash"]))
+    return event
+
+
+def _advance_head(db: Session, organization_id: str) -> tuple[int, str]:
+    """Take the next seq (locking the head row) and the hash it chains from."""
+    advance = (
+        update(_heads)
+        .where(_heads.c.organization_id == organization_id)
+        .values(seq=_heads.c.seq + 1)
+        .returning(_heads.c.seq, _heads.c.hash)
+    )
+    row = db.execute(advance).one_or_none()
+    if row is None:
+        dialect = postgresql if db.get_bind().dialect.name == "postgresql" else sqlite
+        db.execute(
+            dialect.insert(_heads)
+            .values(organization_id=organization_id, seq=0, hash=GENESIS_HASH)
+            .on_conflict_do_nothing()
+        )
+        row = db.execute(advance).one()
+    return row.seq, row.hash
+
+
+def head(db: Session, *, organization_id: str) -> dict:
+    """The organization's chain head `{seq, hash}` (seq 0 and 64 zeros before the first event)."""
+    row = db.execute(select(_heads.c.seq, _heads.c.hash).where(_heads.c.organization_id == organization_id)).one_or_none()
+    return {"seq": row.seq, "hash": row.hash} if row else {"seq": 0, "hash": GENESIS_HASH}
+
+
+def _range(statement, since: dt.datetime | None, until: dt.datetime | None, location: str):
+    if since is not None and until is not None and since > until:
+        raise invalid(location, "from", "must not be after to")
+    if since is not None:
+        statement = statement.where(_events.c.occurred_at >= since)
+    if until is not None:
+        statement = statement.where(_events.c.occurred_at <= until)
+    return statement
+
+
+def list_events(
+    db: Session,
+    *,
+    organization_id: str,
+    since: dt.datetime | None = None,
+    until: dt.datetime | None = None,
+    subject_id: str | None = None,
+    limit: int = 100,
+    cursor: str | None = None,
+) -> tuple[list[dict], str | None]:
+    """A page of the organization's events in seq order, and the cursor of the next page (or None)."""
+    statement = _range(select(_events).where(_events.c.organization_id == organization_id), since, until, "query")
+    if subject_id is not None:
+        statement = statement.where(_events.c.subject_id == subject_id)
+    if cursor is not None:
+        statement = statement.where(_events.c.seq > decode_seq_cursor(cursor))
+    events = list(_stream(db, statement.order_by(_events.c.seq).limit(limit + 1)))
+    if len(events) <= limit:
+        return events, None
+    return events[:limit], encode_seq_cursor(events[limit - 1]["seq"])
+
+
+def _stream(db: Session, statement):
+    """The events `statement` selects, as they are hashed and shown, read in batches: memory stays
+    flat however long the chain (a server-side cursor on PostgreSQL)."""
+    for seq, organization_id, type_, kind, subject_id, actor_id, data, occurred_at, prev_hash, hash_ in db.execute(
+        statement.with_only_columns(*_COLUMNS).execution_options(yield_per=_STREAM_BATCH)
+    ):
+        yield {
+            "seq": seq,
+            "organizationId": organization_id,
+            "type": type_,
+            "subject": {"kind": kind, "id": subject_id},
+            "actorId": actor_id,
+            "data": data,
+            "occurredAt": timestamp(occurred_at),
+            "prevHash": prev_hash,
+            "hash": hash_,
+        }
+
+
+def verify(db: Session, *, organization_id: str) -> dict:
+    """Recompute the organization's chain: `{intact, events, head, firstBrokenSeq}`."""
+    # The head first: events appended while the chain is read lie beyond it and are not read.
+    current = head(db, organization_id=organization_id)
+    check = ChainCheck()
+    statement = (
+        select(_events)
+        .where(_events.c.organization_id == organization_id, _events.c.seq <= current["seq"])
+        .order_by(_events.c.seq)
+    )
+    for event in _stream(db, statement):
+        check.add(event)
+    check.end(current["seq"], current["hash"])
+    return {"intact": check.intact, "events": check.events, "head": current, "firstBrokenSeq": check.first_broken_seq}
+
+
+def export(
+    db: Session,
+    signer: Signer,
+    *,
+    organization_id: str,
+    since: dt.datetime | None = None,
+    until: dt.datetime | None = None,
+) -> dict:
+    """A signed bundle of the organization's events (all, or those in the time range)."""
+    current = head(db, organization_id=organization_id)
+    in_log = (_events.c.organization_id == organization_id, _events.c.seq <= current["seq"])
+    # Every event from the first to the last in the range, so the excerpt is one unbroken piece
+    # of the chain even where clocks of several servers let occurredAt step back.
+    first, last_seq = db.execute(_range(select(func.min(_events.c.seq), func.max(_events.c.seq)).where(*in_log), since, until, "body")).one()
+    if first is not None and last_seq - first + 1 > EXPORT_LIMIT:
+        count = last_seq - first + 1
+        raise BadRequest(
+            f"The range holds {count:,} events; a bundle holds at most {EXPORT_LIMIT:,}: "
+            "export it in excerpts with from and to",
+            code="export_too_large",
+            details={"events": count, "limit": EXPORT_LIMIT},
+        )
+    statement = select(_events).where(*in_log, _events.c.seq.between(first, last_seq)).order_by(_events.c.seq)
+    events = list(_stream(db, statement)) if first is not None else []
+    if events:
+        prev_hash = events[0]["prevHash"]
+        last = {"seq": events[-1]["seq"], "hash": events[-1]["hash"]}
+    else:
+        # An empty range: the bundle stands for the chain as it is, with nothing in between.
+        prev_hash, last = current["hash"], current
+    bundle = {
+        "organizationId": organization_id,
+        "prevHash": prev_hash,
+        "events": events,
+        "head": last,
+        "signedAt": timestamp(utcnow()),
+    }
+    bundle["signature"] = {"keyId": signer.key_id, "algorithm": ALGORITHM, "value": signer.sign(signed_bytes(bundle))}
+    return bundle

@@ -1,0 +1,42 @@
+"""The evidence log: each organization's hash-chained, append-only events, and the head of its chain."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+from sqlalchemy import JSON, BigInteger, ForeignKey, Index, String
+from sqlalchemy.orm import Mapped, mapped_column
+
+from kindling.platform.base import Base
+
+
+class EvidenceEvent(Base):
+    """One event; the service only ever inserts these (on PostgreSQL a trigger refuses the rest)."""
+
+    __tablename__ = "evidence_events"
+    __table_args__ = (
+        Index("ix_evidence_events_organization_id_occurred_at", "organization_id", "occurred_at", "seq"),
+        Index("ix_evidence_events_organization_id_subject_id", "organization_id", "subject_id", "seq"),
+    )
+
+    organization_id: Mapped[str] = mapped_column(ForeignKey("organizations.id"), primary_key=True)
+    seq: Mapped[int] = mapped_column(BigInteger, primary_key=True, autoincrement=False)
+    type: Mapped[str] = mapped_column(String(64))
+    subject_kind: Mapped[str] = mapped_column(String(32))
+    subject_id: Mapped[str] = mapped_column(String(64))
+    # Null for what no account did: payment provider events and the import of earlier records.
+    actor_id: Mapped[str | None] = mapped_column(String(36))
+    data: Mapped[dict] = mapped_column(JSON)
+    occurred_at: Mapped[dt.datetime]
+    prev_hash: Mapped[str] = mapped_column(String(64))
+    hash: Mapped[str] = mapped_column(String(64))
+
+
+class EvidenceHead(Base):
+    """The last event of an organization's chain; its row lock makes `seq` gap-free."""
+
+    __tablename__ = "evidence_heads"
+
+    organization_id: Mapped[str] = mapped_column(ForeignKey("organizations.id"), primary_key=True)
+    seq: Mapped[int] = mapped_column(BigInteger)
+    hash: Mapped[str] = mapped_column(String(64))

@@ -1,0 +1,1 @@
+"""Kindness acts, their statistics, and the verification that earns each level."""

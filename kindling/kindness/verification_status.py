@@ -1,0 +1,63 @@
+"""Where an act's verification stands: its status and who must act next, from its decisions.
+
+A level counts only once its evidence is on record (docs/decisions.md §6): the act's verified
+level is the highest level with a confirmation or approval, 1 without any (self-reporting needs
+no evidence). Levels are independent: an approval of level 4 counts without a decision on 2 or 3.
+"""
+
+from __future__ import annotations
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session as DbSession
+
+from kindling.accounts.models import User
+from kindling.kindness.models import KindnessAct
+from kindling.kindness.verification_models import VerificationDecision
+
+POSITIVE = frozenset({"confirm", "approve"})
+# A refusal of level 2 is the recipient disputing the act, directly or through an attestation.
+DISPUTES = frozenset({"dispute", "decline"})
+AWAITING = {2: "recipient", 3: "manager", 4: "admin", 5: "external"}
+
+
+def verified_level(decisions: dict[int, str]) -> int:
+    """The highest level confirmed or approved, 1 when none is."""
+    return max((level for level, decision in decisions.items() if decision in POSITIVE), default=1)
+
+
+def state(*, requested: int, verified: int, decisions: dict[int, str], recipient_is_member: bool) -> tuple[str, str | None]:
+    """(status, awaiting) of an act that asks for `requested` and has `verified` on record."""
+    if verified >= requested:
+        return "verified", None
+    if requested in decisions:
+        # The requested level was refused (a confirmation would have verified it): nobody is asked any more.
+        return ("disputed" if requested == 2 else "rejected"), None
+    awaiting = "external" if requested == 2 and not recipient_is_member else AWAITING[requested]
+    return ("disputed" if decisions.get(2) in DISPUTES else "pending"), awaiting
+
+
+def recipient_is_member(db: DbSession, *, organization_id: str, recipient_id: str) -> bool:
+    """Whether the recipient is a user of the organization, who can confirm level 2 themselves."""
+    return db.scalar(
+        select(User.id).where(User.id == recipient_id, User.organization_id == organization_id)
+    ) is not None
+
+
+def decisions_of(db: DbSession, act_id: str) -> dict[int, str]:
+    """The act's decisions, by level."""
+    rows = db.execute(
+        select(VerificationDecision.level, VerificationDecision.decision).where(VerificationDecision.act_id == act_id)
+    )
+    return {level: decision for level, decision in rows}  # noqa: C416 (a Result has keys(), so dict() would read it as a mapping)
+
+
+def refresh(db: DbSession, act: KindnessAct, decisions: dict[int, str] | None = None) -> None:
+    """Set the act's status and awaiting party from its requested level, verified level and decisions."""
+    if decisions is None:
+        decisions = decisions_of(db, act.id) if act.verification_level > 1 else {}
+    member = act.verification_level == 2 and recipient_is_member(
+        db, organization_id=act.organization_id, recipient_id=act.recipient_id
+    )
+    act.verification_status, act.verification_awaiting = state(
+        requested=act.verification_level, verified=act.verified_level, decisions=decisions, recipient_is_member=member
+    )

@@ -1,0 +1,119 @@
+"""Engine, sessions and migrations for SQLite (embedded) and PostgreSQL."""
+
+from __future__ import annotations
+
+import os
+import pathlib
+import select
+import socket
+import weakref
+
+import psycopg2
+import psycopg2.extensions as ext
+from sqlalchemy import Engine, create_engine, event
+from sqlalchemy.orm import Session, sessionmaker
+
+MIGRATIONS = pathlib.Path(__file__).parent.parent / "migrations"
+# How long PostgreSQL may stay silent: while a connection is set up, and then, on the engines
+# that serve requests, while a statement runs. Together they bound a request that meets a
+# frozen server to about 5 s (a pre-ping that gets no answer, then one new connection).
+CONNECT_LIMIT = 2.0
+SILENCE_LIMIT = 3.0
+_silence_limits: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def make_engine(url: str, *, silence_limit: float | None = SILENCE_LIMIT) -> Engine:
+    """An engine tuned for the dialect the URL names; `silence_limit=None` lets statements run
+    as long as they take (bulk seeding, say)."""
+    if url.startswith("sqlite"):
+        engine = create_engine(url, connect_args={"check_same_thread": False, "timeout": 30})
+        _sqlite_transactions(engine)
+        return engine
+    # Process-wide, as psycopg2 has it: every PostgreSQL connection of the process waits through it.
+    ext.set_wait_callback(_wait_for_server)
+    # FlaskApp serves from a pool of 10 threads, so keep at least that many connections.
+    # A database that stops answering must cost a request about 5 s, never a hang: connect,
+    # pool checkout, unacknowledged writes and a silent server all give up by then.
+    engine = create_engine(
+        url,
+        pool_size=10,
+        max_overflow=5,
+        pool_pre_ping=True,
+        pool_timeout=5,
+        connect_args={
+            "tcp_user_timeout": 5000,
+            "keepalives": 1,
+            "keepalives_idle": 5,
+            "keepalives_interval": 1,
+            "keepalives_count": 3,
+        },
+    )
+    if silence_limit is not None:
+
+        @event.listens_for(engine, "connect")
+        def limit_silence(dbapi_connection, _record):
+            _silence_limits[dbapi_connection] = silence_limit
+
+    return engine
+
+
+def _wait_for_server(connection) -> None:
+    """psycopg2's wait callback (its `extras.wait_select`, with limits). A frozen server is the
+    case TCP cannot catch: its kernel acknowledges every packet, so neither keepalives nor the
+    user timeout fire, and libpq's own connect_timeout does not apply to connections waited on
+    here. A server silent past its limit is given up on, and its connection is dead after."""
+    limit = CONNECT_LIMIT if connection.status == ext.STATUS_SETUP else _silence_limits.get(connection)
+    while True:
+        state = connection.poll()
+        if state == ext.POLL_OK:
+            return
+        if state not in (ext.POLL_READ, ext.POLL_WRITE):
+            raise psycopg2.OperationalError(f"unexpected state from poll: {state}")
+        poller = select.poll()
+        poller.register(connection.fileno(), select.POLLIN if state == ext.POLL_READ else select.POLLOUT)
+        if not poller.poll(None if limit is None else limit * 1000):
+            # Not connection.close(): psycopg2 holds the connection while it waits. With its
+            # socket shut down, any later use of the connection fails at once instead.
+            with socket.socket(fileno=os.dup(connection.fileno())) as sock:
+                sock.shutdown(socket.SHUT_RDWR)
+            raise psycopg2.OperationalError(f"no answer from the database in {limit:g} s")
+
+
+def _sqlite_transactions(engine: Engine) -> None:
+    # pysqlite's own transaction handling breaks SAVEPOINTs; let SQLAlchemy emit BEGIN
+    # (the documented recipe). IMMEDIATE takes the write lock up front, so concurrent
+    # read-then-write transactions queue (busy timeout) instead of failing as "locked".
+    @event.listens_for(engine, "connect")
+    def connect(dbapi_connection, _record):
+        dbapi_connection.isolation_level = None
+        cursor = dbapi_connection.cursor()
+        cursor.execute("PRAGMA foreign_keys=ON")
+        cursor.execute("PRAGMA journal_mode=WAL")
+        cursor.close()
+
+    @event.listens_for(engine, "begin")
+    def begin(connection):
+        connection.exec_driver_sql("BEGIN IMMEDIATE")
+
+
+def make_session_factory(engine: Engine) -> sessionmaker[Session]:
+    return sessionmaker(bind=engine, expire_on_commit=False)
+
+
+def alembic_config(url: str):
+    """Alembic's configuration for the database at `url`."""
+    # Imported here: the server imports this module at start and never migrates in workers.
+    from alembic.config import Config
+
+    config = Config()
+    config.set_main_option("script_location", str(MIGRATIONS))
+    config.set_main_option("file_template", "%%(year)d_%%(month).2d_%%(day).2d_%%(rev)s_%%(slug)s")
+    config.set_main_option("sqlalchemy.url", url.replace("%", "%%"))
+    return config
+
+
+def upgrade(url: str, revision: str = "heads") -> None:
+    """Bring the database at `url` to the newest schema."""
+    from alembic import command
+
+    command.upgrade(alembic_config(url), revision)

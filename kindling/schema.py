@@ -1,0 +1,16 @@
+"""Every feature's tables on one metadata: importing this module registers them all."""
+
+from kindling.accounts import models as _accounts  # noqa: F401
+from kindling.branding import models as _branding  # noqa: F401
+from kindling.consulting import models as _consulting  # noqa: F401
+from kindling.donations import models as _donations  # noqa: F401
+from kindling.evidence import models as _evidence  # noqa: F401
+from kindling.kindness import models as _kindness  # noqa: F401
+from kindling.kindness import verification_models as _verification  # noqa: F401
+from kindling.platform.base import Base
+from kindling.volunteering import models as _volunteering  # noqa: F401
+from kindling.webhooks import inbound_models as _inbound_webhooks  # noqa: F401
+from kindling.webhooks import models as _outbound_webhooks  # noqa: F401
+from kindling.wellbeing import models as _wellbeing  # noqa: F401
+
+metadata = Base.metadata

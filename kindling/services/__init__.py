@@ -1,1 +1,0 @@
-"""Business rules as plain functions: each takes the database session as `db`."""

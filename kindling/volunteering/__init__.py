@@ -1,0 +1,1 @@
+"""Volunteer opportunities, check-ins and the codes shown at the venue."""

@@ -1,0 +1,1 @@
+"""Wellbeing survey answers and the weekly figures published from them."""

@@ -1,0 +1,63 @@
+"""Wellbeing survey responses and the published figures of each organization's calendar weeks."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+from sqlalchemy import ForeignKey, Index, SmallInteger, String
+from sqlalchemy.orm import Mapped, mapped_column
+
+from kindling.platform.base import Base, new_id, utcnow
+
+
+class WellbeingResponse(Base):
+    __tablename__ = "wellbeing_responses"
+    __table_args__ = (
+        Index("ix_wellbeing_responses_organization_id_created_at", "organization_id", "created_at"),
+        Index("ix_wellbeing_responses_user_id_created_at", "user_id", "created_at"),
+        Index("ix_wellbeing_responses_organization_id_week_start", "organization_id", "week_start", "published_in"),
+    )
+
+    id: Mapped[str] = mapped_column(String(36), primary_key=True, default=new_id)
+    organization_id: Mapped[str] = mapped_column(ForeignKey("organizations.id"))
+    # Kept for anonymous responses too: the author reads its own, and each person counts
+    # once toward the minimum group size of the aggregates.
+    user_id: Mapped[str] = mapped_column(ForeignKey("users.id"))
+    mood: Mapped[int] = mapped_column(SmallInteger)
+    stress: Mapped[int] = mapped_column(SmallInteger)
+    energy: Mapped[int | None] = mapped_column(SmallInteger)
+    comment: Mapped[str | None] = mapped_column(String(2000))
+    anonymous: Mapped[bool]
+    sentiment_label: Mapped[str] = mapped_column(String(8))
+    sentiment_compound: Mapped[float]
+    created_at: Mapped[dt.datetime] = mapped_column(default=utcnow)
+    # The Monday (UTC) of the calendar week of `created_at`.
+    week_start: Mapped[dt.date]
+    # The revision of its week's figures that first included it; None until then.
+    published_in: Mapped[int | None]
+
+
+class WellbeingWeek(Base):
+    """The published figures of one organization's calendar week, served exactly as stored.
+
+    The row exists from the week's first response on (revision 0: nothing published yet),
+    so that concurrent responses queue on its lock before deciding whether to publish.
+    Sums, not averages: a period adds weeks up exactly.
+    """
+
+    __tablename__ = "wellbeing_weeks"
+
+    organization_id: Mapped[str] = mapped_column(ForeignKey("organizations.id"), primary_key=True)
+    week_start: Mapped[dt.date] = mapped_column(primary_key=True)
+    revision: Mapped[int] = mapped_column(default=0)
+    published_at: Mapped[dt.datetime | None]
+    respondents: Mapped[int] = mapped_column(default=0)  # distinct people
+    responses: Mapped[int] = mapped_column(default=0)
+    mood_total: Mapped[int] = mapped_column(default=0)
+    stress_total: Mapped[int] = mapped_column(default=0)
+    energy_total: Mapped[int] = mapped_column(default=0)
+    energy_responses: Mapped[int] = mapped_column(default=0)
+    # Responses with a comment, by sentiment label.
+    positive: Mapped[int] = mapped_column(default=0)
+    neutral: Mapped[int] = mapped_column(default=0)
+    negative: Mapped[int] = mapped_column(default=0)

@@ -1,0 +1,278 @@
+"""Wellbeing survey responses, their sentiment, and aggregates that move in steps of five people.
+
+`anonymous` responses stay linked to their author, because the author lists and reads
+its own and each person counts once toward the minimum group size; they are shown in
+organization aggregates only and must be left out of any view that names people. No
+admin view names people today, so in this API the two kinds are equally private.
+
+Aggregates are built from calendar weeks (docs/decisions.md §7). A week is published once
+5 distinct people have answered in it, and published again only when 5 more distinct
+people have answered since its last publication; in between its stored figures are
+served as they are. So two aggregates an admin can read differ by the answers of 0 or of
+at least 5 people, and comparing them never isolates one person. Publication happens as a
+response is recorded, in its transaction, under a lock on the week's row.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+import functools
+from collections.abc import Collection
+from decimal import ROUND_HALF_UP, Decimal
+
+from sqlalchemy import func, select, update
+from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.orm import Session
+from vaderSentiment.vaderSentiment import SentimentIntensityAnalyzer
+
+from kindling.errors import NotFound
+from kindling.platform import pagination
+from kindling.platform.access import Principal
+from kindling.platform.base import utcnow
+from kindling.platform.periods import Window, week_of
+from kindling.wellbeing.models import WellbeingResponse, WellbeingWeek
+
+MINIMUM_GROUP_SIZE = 5
+# VADER's own recommended cut-offs for its compound score.
+POSITIVE_FROM = 0.05
+NEGATIVE_TO = -0.05
+SENTIMENT_LABELS = ("positive", "neutral", "negative")
+
+
+@dataclasses.dataclass(frozen=True)
+class Sentiment:
+    label: str
+    compound: float
+
+
+@dataclasses.dataclass(frozen=True)
+class Figures:
+    """Counts and averages (2 decimals, half up) of published responses."""
+
+    respondents: int  # distinct people
+    responses: int
+    average_mood: float | None
+    average_stress: float | None
+    average_energy: float | None
+
+
+@dataclasses.dataclass(frozen=True)
+class Week:
+    start: dt.date
+    figures: Figures | None  # None while the week is not published
+
+
+@dataclasses.dataclass(frozen=True)
+class Summary:
+    """An organization's published wellbeing figures over a period of calendar weeks."""
+
+    period: str
+    start: dt.datetime  # Monday 00:00 UTC of the first week
+    end: dt.datetime  # Monday 00:00 UTC after the last week, exclusive
+    figures: Figures
+    sentiment: dict[str, int]
+    weeks: list[Week]
+
+
+@functools.cache
+def _analyzer() -> SentimentIntensityAnalyzer:
+    # Loading the lexicon takes a while; once per process is enough (scoring is read-only).
+    return SentimentIntensityAnalyzer()
+
+
+def sentiment_of(text: str | None) -> Sentiment:
+    """VADER's compound score of the text and its label; no text is neutral (compound 0)."""
+    compound = _analyzer().polarity_scores(text)["compound"] if text else 0.0
+    if compound >= POSITIVE_FROM:
+        label = "positive"
+    elif compound <= NEGATIVE_TO:
+        label = "negative"
+    else:
+        label = "neutral"
+    return Sentiment(label=label, compound=compound)
+
+
+def create_response(
+    db: Session,
+    *,
+    caller: Principal,
+    mood: int,
+    stress: int,
+    energy: int | None = None,
+    comment: str | None = None,
+    anonymous: bool = False,
+    now: dt.datetime | None = None,
+) -> WellbeingResponse:
+    """Record the caller's survey response with the sentiment of its comment, and publish
+    its week's figures when the response makes them due."""
+    comment = (comment.strip() or None) if comment is not None else None
+    sentiment = sentiment_of(comment)
+    at = now or utcnow()
+    week = _locked_week(db, organization_id=caller.organization_id, week_start=week_of(at))
+    response = WellbeingResponse(
+        organization_id=caller.organization_id,
+        user_id=caller.user_id,
+        mood=mood,
+        stress=stress,
+        energy=energy,
+        comment=comment,
+        anonymous=anonymous,
+        sentiment_label=sentiment.label,
+        sentiment_compound=sentiment.compound,
+        created_at=at,
+        week_start=week.week_start,
+    )
+    db.add(response)
+    db.flush()
+    _publish_if_due(db, week=week, now=at)
+    return response
+
+
+def _own(caller: Principal):
+    return select(WellbeingResponse).where(
+        WellbeingResponse.organization_id == caller.organization_id, WellbeingResponse.user_id == caller.user_id
+    )
+
+
+def list_own_responses(
+    db: Session, *, caller: Principal, limit: int, cursor: str | None = None
+) -> tuple[list[WellbeingResponse], str | None]:
+    """The caller's own responses, newest first, one page at a time."""
+    return pagination.page(
+        db, _own(caller), timestamp=WellbeingResponse.created_at, record_id=WellbeingResponse.id, limit=limit, cursor=cursor
+    )
+
+
+def get_own_response(db: Session, *, caller: Principal, response_id: str) -> WellbeingResponse:
+    """One of the caller's own responses; anyone else's, an admin's request included, answers 404."""
+    response = db.scalar(_own(caller).where(WellbeingResponse.id == response_id))
+    if response is None:
+        raise NotFound("No such wellbeing response")
+    return response
+
+
+def _locked_week(db: Session, *, organization_id: str, week_start: dt.date) -> WellbeingWeek:
+    """The organization's row for the week, created if need be, locked until the transaction ends.
+
+    Two responses recorded at once queue here, so the second counts the first's answer
+    (or its publication) and no publication is skipped or made twice. SQLite has no row
+    locks; its transactions take the database's write lock when they begin.
+    """
+    insert = postgresql.insert if db.get_bind().dialect.name == "postgresql" else sqlite.insert
+    db.execute(
+        insert(WellbeingWeek).values(organization_id=organization_id, week_start=week_start).on_conflict_do_nothing()
+    )
+    return db.scalars(
+        select(WellbeingWeek)
+        .where(WellbeingWeek.organization_id == organization_id, WellbeingWeek.week_start == week_start)
+        .with_for_update()
+        .execution_options(populate_existing=True)
+    ).one()
+
+
+def _publish_if_due(db: Session, *, week: WellbeingWeek, now: dt.datetime) -> bool:
+    """Publish the locked week's figures from all its responses when at least
+    MINIMUM_GROUP_SIZE distinct people answered since its last publication (or ever, for
+    the first); whether it did."""
+    of_week = (
+        WellbeingResponse.organization_id == week.organization_id,
+        WellbeingResponse.week_start == week.week_start,
+    )
+    unpublished = WellbeingResponse.published_in.is_(None)
+    newcomers = db.scalar(select(func.count(func.distinct(WellbeingResponse.user_id))).where(*of_week, unpublished))
+    if newcomers < MINIMUM_GROUP_SIZE:
+        return False
+    commented = WellbeingResponse.comment.is_not(None)
+    (
+        week.respondents,
+        week.responses,
+        week.mood_total,
+        week.stress_total,
+        week.energy_total,
+        week.energy_responses,
+        week.positive,
+        week.neutral,
+        week.negative,
+    ) = db.execute(
+        select(
+            func.count(func.distinct(WellbeingResponse.user_id)),
+            func.count(),
+            func.sum(WellbeingResponse.mood),
+            func.sum(WellbeingResponse.stress),
+            func.coalesce(func.sum(WellbeingResponse.energy), 0),
+            func.count(WellbeingResponse.energy),
+            *(func.count().filter(commented, WellbeingResponse.sentiment_label == label) for label in SENTIMENT_LABELS),
+        ).where(*of_week)
+    ).one()
+    week.revision += 1
+    week.published_at = now
+    db.execute(update(WellbeingResponse).where(*of_week, unpublished).values(published_in=week.revision))
+    db.flush()
+    return True
+
+
+def summarize(db: Session, *, organization_ids: Collection[str], window: Window) -> dict[str, Summary | None]:
+    """Each organization's published figures over the calendar weeks of the window's period,
+    or None when none of those weeks is published.
+
+    Sums of the stored weeks: averages are weighted by each week's published responses;
+    `respondents` counts distinct people across the published responses of those weeks.
+    """
+    ids = list(organization_ids)
+    if not ids:
+        return {}
+    mondays = window.weeks
+    stored: dict[str, dict[dt.date, WellbeingWeek]] = {organization_id: {} for organization_id in ids}
+    for week in db.scalars(
+        select(WellbeingWeek).where(
+            WellbeingWeek.organization_id.in_(ids), WellbeingWeek.week_start.in_(mondays), WellbeingWeek.revision > 0
+        )
+    ):
+        stored[week.organization_id][week.week_start] = week
+    respondents = dict(
+        db.execute(
+            select(WellbeingResponse.organization_id, func.count(func.distinct(WellbeingResponse.user_id)))
+            .where(
+                WellbeingResponse.organization_id.in_([organization_id for organization_id in ids if stored[organization_id]]),
+                WellbeingResponse.week_start.in_(mondays),
+                WellbeingResponse.published_in.is_not(None),
+            )
+            .group_by(WellbeingResponse.organization_id)
+        ).all()
+    )
+    result: dict[str, Summary | None] = {}
+    for organization_id in ids:
+        weeks = stored[organization_id]
+        if not weeks:
+            result[organization_id] = None
+            continue
+        published = list(weeks.values())
+        result[organization_id] = Summary(
+            period=window.period,
+            start=window.weeks_start,
+            end=window.weeks_end,
+            figures=_figures(published, respondents[organization_id]),
+            sentiment={label: sum(getattr(week, label) for week in published) for label in SENTIMENT_LABELS},
+            weeks=[
+                Week(start=monday, figures=_figures([weeks[monday]], weeks[monday].respondents) if monday in weeks else None)
+                for monday in mondays
+            ],
+        )
+    return result
+
+
+def _figures(weeks: list[WellbeingWeek], respondents: int) -> Figures:
+    responses = sum(week.responses for week in weeks)
+    return Figures(
+        respondents=respondents,
+        responses=responses,
+        average_mood=_average(sum(week.mood_total for week in weeks), responses),
+        average_stress=_average(sum(week.stress_total for week in weeks), responses),
+        average_energy=_average(sum(week.energy_total for week in weeks), sum(week.energy_responses for week in weeks)),
+    )
+
+
+def _average(total: int, count: int) -> float | None:
+    # Decimal division, so the figure depends on the stored sums alone, never on float noise.
+    return None if not count else float((Decimal(total) / count).quantize(Decimal("0.01"), ROUND_HALF_UP))
