@@ -19,10 +19,10 @@ import uuid
 
 from kindling.accounts import service as accounts
 from kindling.platform.database import make_engine, make_session_factory, upgrade
+from kindling.platform.destinations import DestinationPolicy
 from kindling.webhooks import endpoints as webhook_endpoints
 from kindling.webhooks import outbox
 from kindling.webhooks.delivery import deliver_due
-from kindling.platform.destinations import DestinationPolicy
 from tests.receiver import Receiver
 
 LOOPBACK = DestinationPolicy(allow_private=True)

@@ -15,9 +15,9 @@ from standardwebhooks import Webhook
 
 from kindling.consulting import clients, milestones
 from kindling.platform.base import utcnow
+from kindling.platform.destinations import DestinationPolicy
 from kindling.webhooks import delivery as webhook_delivery
 from kindling.webhooks import outbox
-from kindling.platform.destinations import DestinationPolicy
 from kindling.webhooks.models import PortfolioMilestone, WebhookDelivery, WebhookEndpoint, WebhookEvent
 from tests.live import free_port
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from sqlalchemy.orm import Session
 
+from kindling.platform.destinations import DestinationPolicy
 from kindling.webhooks import endpoints as webhook_endpoints
 from kindling.webhooks import outbox
-from kindling.platform.destinations import DestinationPolicy
 from kindling.webhooks.models import WebhookEndpoint
 from tests.factories.accounts import Account
 

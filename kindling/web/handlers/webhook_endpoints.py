@@ -5,9 +5,9 @@ from __future__ import annotations
 from connexion import NoContent
 
 from kindling.platform import access
+from kindling.platform.destinations import DestinationPolicy
 from kindling.web.runtime import db, runtime
 from kindling.webhooks import endpoints as webhook_endpoints
-from kindling.platform.destinations import DestinationPolicy
 from kindling.webhooks.models import WebhookDelivery, WebhookEndpoint
 
 
