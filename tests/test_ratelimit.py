@@ -9,9 +9,9 @@ import redis
 import requests
 
 from kindling.platform.access import Principal
-from kindling.platform.ratelimit import RateLimiter, rules_for
+from kindling.platform.ratelimit import RULES, RateLimiter, rules_for
 from kindling.web.app import load_spec
-from kindling.web.routeguard import HTTP_METHODS
+from kindling.web.operations import HTTP_METHODS, Operations
 
 HEADERS = ("x-ratelimit-limit", "x-ratelimit-remaining", "x-ratelimit-reset")
 
@@ -55,13 +55,26 @@ def test_consultant_limit_is_100(client, make):
     assert client.get("/api/auth/session", headers=consultant.headers).headers["x-ratelimit-limit"] == "100"
 
 
-def test_rules():
+def test_rules_follow_the_class_each_operation_declares():
+    operations = Operations(load_spec()["paths"])
     consultant = Principal("u", "consultant", None, None, "s")
     member = Principal("u", "member", "o", "member", "s")
-    assert rules_for("/api/bulk/invite", consultant) == ["consultant", "bulk"]
-    assert rules_for("/api/theme/generate", consultant) == ["consultant", "theme-generate"]
-    assert rules_for("/api/kindness", member) == ["member"]
-    assert rules_for("/api/kindness", None) == ["anonymous"]
+
+    def rules(method: str, path: str, caller: Principal | None) -> list[str]:
+        operation = operations.find(method, path)
+        assert operation is not None
+        return rules_for(operation.rate_limit, caller)
+
+    assert rules("POST", "/api/bulk/invite", consultant) == ["consultant", "bulk"]
+    assert rules("GET", "/api/bulk/export", consultant) == ["consultant", "bulk"]
+    assert rules("POST", "/api/theme/generate", consultant) == ["consultant", "theme-generate"]
+    assert rules("POST", "/api/kindness", member) == ["member"]
+    assert rules("GET", "/api/kindness", None) == ["anonymous"]
+
+
+def test_every_declared_rate_limit_class_is_a_rule():
+    classes = {operation.get("x-rate-limit") for item in load_spec()["paths"].values() for operation in item.values() if isinstance(operation, dict)}
+    assert classes - {None} <= set(RULES)
 
 
 def test_multiplier_scales_every_limit():

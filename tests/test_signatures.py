@@ -8,7 +8,7 @@ import types
 
 from kindling.web import authentication
 from kindling.web.app import load_spec
-from kindling.web.routeguard import HTTP_METHODS
+from kindling.web.operations import HTTP_METHODS
 
 
 def inspected(function) -> inspect.Signature:

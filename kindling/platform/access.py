@@ -1,10 +1,8 @@
-"""Who is calling, and the checks every endpoint group uses to decide what they may do."""
+"""Who is calling: the account behind a request's session, as the services see it."""
 
 from __future__ import annotations
 
 import dataclasses
-
-from kindling.errors import Forbidden
 
 
 @dataclasses.dataclass(frozen=True)
@@ -38,34 +36,3 @@ def principal(token_info: dict) -> Principal:
     """The caller, from the token info Connexion's security step hands a handler."""
     return token_info["principal"]
 
-
-def consultant(token_info: dict) -> Principal:
-    """The caller, who must be a consultant."""
-    caller = principal(token_info)
-    if not caller.is_consultant:
-        raise Forbidden("This endpoint is for consultant accounts")
-    return caller
-
-
-def member(token_info: dict) -> Principal:
-    """The caller, who must belong to an organization."""
-    caller = principal(token_info)
-    if caller.organization_id is None:
-        raise Forbidden("This endpoint is for members of an organization")
-    return caller
-
-
-def admin(token_info: dict) -> Principal:
-    """The caller, who must be an administrator of an organization."""
-    caller = member(token_info)
-    if not caller.is_admin:
-        raise Forbidden("This endpoint is for organization administrators")
-    return caller
-
-
-def organiser(token_info: dict) -> Principal:
-    """The caller, who must be an administrator or manager of an organization."""
-    caller = member(token_info)
-    if not caller.is_organiser:
-        raise Forbidden("This endpoint is for organization administrators and managers")
-    return caller

@@ -26,8 +26,6 @@ RULES = {
     "theme-generate": (5, 60),
     "sign-in": (10, 15 * 60),
 }
-BULK_PREFIX = "/api/bulk/"
-THEME_GENERATE_PATH = "/api/theme/generate"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -114,10 +112,9 @@ class RateLimiter:
         return self._breaker.call(lambda: operation(self._primary), lambda: operation(self._fallback))
 
 
-def rules_for(path: str, principal: Principal | None) -> list[str]:
+def rules_for(operation_class: str | None, principal: Principal | None) -> list[str]:
+    """The rules a request counts against: its caller's, and its operation's class if it has one."""
     rules = ["anonymous"] if principal is None else ["consultant" if principal.is_consultant else "member"]
-    if path.startswith(BULK_PREFIX):
-        rules.append("bulk")
-    elif path == THEME_GENERATE_PATH:
-        rules.append("theme-generate")
+    if operation_class is not None:
+        rules.append(operation_class)
     return rules

@@ -21,7 +21,9 @@ from kindling.platform.ratelimit import RateLimiter
 from kindling.web import errors
 from kindling.web.apidocs import SPEC_JSON_PATH, SpecMiddleware
 from kindling.web.authentication import AuthenticationMiddleware
+from kindling.web.authorization import AuthorizationMiddleware
 from kindling.web.jsonifier import OrjsonJsonifier, OrjsonProvider
+from kindling.web.operations import Operations
 from kindling.web.ratelimit import RateLimitMiddleware
 from kindling.web.requestguard import RequestGuardMiddleware
 from kindling.web.routeguard import RouteGuardMiddleware
@@ -61,6 +63,7 @@ def create_app(settings: Settings | None = None) -> connexion.FlaskApp:
     app = connexion.FlaskApp(__name__, jsonifier=OrjsonJsonifier(), middlewares=middlewares)
     app.app.json = OrjsonProvider(app.app)
     spec = load_spec()
+    operations = Operations(spec["paths"])
     settle_handlers(spec)
     app.add_api(
         spec,
@@ -81,13 +84,13 @@ def create_app(settings: Settings | None = None) -> connexion.FlaskApp:
         position=MiddlewarePosition.BEFORE_EXCEPTION,
         session_factory=state.session_factory,
     )
-    app.add_middleware(RateLimitMiddleware, position=MiddlewarePosition.BEFORE_EXCEPTION, limiter=state.limiter)
-    app.add_middleware(RequestGuardMiddleware, position=MiddlewarePosition.BEFORE_ROUTING)
     app.add_middleware(
-        RouteGuardMiddleware,
-        position=MiddlewarePosition.BEFORE_ROUTING,
-        paths=spec["paths"],
+        RateLimitMiddleware, position=MiddlewarePosition.BEFORE_EXCEPTION, limiter=state.limiter, operations=operations
     )
+    app.add_middleware(RequestGuardMiddleware, position=MiddlewarePosition.BEFORE_ROUTING)
+    app.add_middleware(RouteGuardMiddleware, position=MiddlewarePosition.BEFORE_ROUTING, operations=operations)
+    # After Connexion's security step, so a caller without a session gets its 401 first.
+    app.add_middleware(AuthorizationMiddleware, position=MiddlewarePosition.BEFORE_VALIDATION, operations=operations)
     errors.register(app)
     install(app.app, state)
     return app

@@ -9,18 +9,21 @@ from starlette.concurrency import run_in_threadpool
 from kindling.platform.access import Principal
 from kindling.platform.ratelimit import Decision, RateLimiter, rules_for
 from kindling.web.authentication import is_api_request, principal_of, send_json
+from kindling.web.operations import Operations
 
 
 class RateLimitMiddleware:
     """Applies the limits of docs/decisions.md §10 to every /api request but health, per account
-    for the caller kindling.web.authentication found, else per client address.
+    for the caller kindling.web.authentication found, else per client address, and the class
+    the operation declares in `x-rate-limit`.
 
     Sits outside Connexion's exception handling so that its headers reach error responses too.
     """
 
-    def __init__(self, app, *, limiter: RateLimiter) -> None:
+    def __init__(self, app, *, limiter: RateLimiter, operations: Operations) -> None:
         self.app = app
         self.limiter = limiter
+        self.operations = operations
 
     async def __call__(self, scope, receive, send):
         if not is_api_request(scope):
@@ -50,7 +53,9 @@ class RateLimitMiddleware:
 
     def _decide(self, scope, principal: Principal | None) -> Decision:
         key = principal.user_id if principal else _client_ip(scope)
-        decisions = [self.limiter.hit(rule, key) for rule in rules_for(scope["path"], principal)]
+        operation = self.operations.find(scope["method"], scope["path"])
+        rules = rules_for(operation.rate_limit if operation else None, principal)
+        decisions = [self.limiter.hit(rule, key) for rule in rules]
         denied = [d for d in decisions if not d.allowed]
         # Report the tightest limit: the one a client must respect first.
         return max(denied, key=lambda d: d.reset) if denied else min(decisions, key=lambda d: d.remaining)

@@ -16,7 +16,7 @@ import importlib
 import inspect
 from collections.abc import Callable
 
-from kindling.web.routeguard import HTTP_METHODS
+from kindling.web.operations import HTTP_METHODS
 
 
 def settle(function: Callable) -> Callable:

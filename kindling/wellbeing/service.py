@@ -26,7 +26,7 @@ from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session
 from vaderSentiment.vaderSentiment import SentimentIntensityAnalyzer
 
-from kindling.errors import NotFound
+from kindling.errors import Forbidden, NotFound
 from kindling.platform import pagination
 from kindling.platform.access import Principal
 from kindling.platform.base import utcnow
@@ -210,6 +210,13 @@ def _publish_if_due(db: Session, *, week: WellbeingWeek, now: dt.datetime) -> bo
     db.execute(update(WellbeingResponse).where(*of_week, unpublished).values(published_in=week.revision))
     db.flush()
     return True
+
+
+def organization_summary(db: Session, *, caller: Principal, window: Window) -> Summary | None:
+    """The caller's organization's figures over `window`: for its admins only."""
+    if not caller.is_admin:
+        raise Forbidden("Only an organization admin reads its wellbeing figures")
+    return summarize(db, organization_ids=[caller.organization_id], window=window)[caller.organization_id]
 
 
 def summarize(db: Session, *, organization_ids: Collection[str], window: Window) -> dict[str, Summary | None]:

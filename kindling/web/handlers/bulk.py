@@ -14,7 +14,7 @@ from kindling.web.runtime import db
 
 
 def invite_clients(token_info: dict, file: FileStorage | None = None):
-    caller = access.consultant(token_info)
+    caller = access.principal(token_info)
     if file is None:
         # Connexion's validation accepts a plain form field named `file`; Flask does not see it as a file.
         raise BadRequest("Send the CSV as a file part named file")
@@ -50,7 +50,7 @@ def _result_body(result: bulk.RowResult) -> dict:
 
 
 def export_portfolio(token_info: dict, format_: str, period: str = periods.DEFAULT_PERIOD):
-    caller = access.consultant(token_info)
+    caller = access.principal(token_info)
     report = portfolio.build_portfolio(db(), consultant_id=caller.user_id, period=period)
     if format_ == "csv":
         exported = portfolio.portfolio_csv(report)

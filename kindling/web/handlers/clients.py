@@ -13,12 +13,12 @@ from kindling.web.runtime import db
 
 
 def list_clients(token_info: dict):
-    caller = access.consultant(token_info)
+    caller = access.principal(token_info)
     return {"data": [relationship_body(r) for r in clients.list_clients(db(), consultant_id=caller.user_id)]}, 200
 
 
 def end_client(organization_id: str, token_info: dict):
-    caller = access.consultant(token_info)
+    caller = access.principal(token_info)
     relationship = clients.end_relationship(
         db(), consultant_id=caller.user_id, organization_id=organization_id, ended_by="consultant"
     )
@@ -26,13 +26,13 @@ def end_client(organization_id: str, token_info: dict):
 
 
 def list_consultants(token_info: dict):
-    caller = access.admin(token_info)
+    caller = access.principal(token_info)
     relationships = clients.list_consultants(db(), organization_id=caller.organization_id)
     return {"data": [relationship_body(r) for r in relationships]}, 200
 
 
 def end_consultant(consultant_id: str, token_info: dict):
-    caller = access.admin(token_info)
+    caller = access.principal(token_info)
     relationship = clients.end_relationship(
         db(), consultant_id=consultant_id, organization_id=caller.organization_id, ended_by="organization"
     )
@@ -59,16 +59,13 @@ def consultant_body(consultant: User) -> dict:
 
 def list_invitations(token_info: dict, limit: int, status: str | None = None, cursor: str | None = None):
     caller = access.principal(token_info)
-    if caller.is_consultant:
-        owner = {"consultant_id": caller.user_id}
-    else:
-        owner = {"organization_id": access.admin(token_info).organization_id}
+    owner = {"consultant_id": caller.user_id} if caller.is_consultant else {"organization_id": caller.organization_id}
     invitations, next_cursor = clients.list_invitations(db(), **owner, status=status, limit=limit, cursor=cursor)
     return {"data": [invitation_body(i) for i in invitations], "nextCursor": next_cursor}, 200
 
 
 def send_invitation(body: dict, token_info: dict):
-    caller = access.consultant(token_info)
+    caller = access.principal(token_info)
     invitation = clients.send_invitation(
         db(), consultant_id=caller.user_id, organization_id=body["organizationId"], message=body.get("message")
     )
@@ -76,7 +73,7 @@ def send_invitation(body: dict, token_info: dict):
 
 
 def accept_invitation(body: dict, token_info: dict):
-    caller = access.admin(token_info)
+    caller = access.principal(token_info)
     relationship = clients.accept_invitation(
         db(), organization_id=caller.organization_id, invitation_id=body["invitationId"]
     )
@@ -84,7 +81,7 @@ def accept_invitation(body: dict, token_info: dict):
 
 
 def decline_invitation(body: dict, token_info: dict):
-    caller = access.admin(token_info)
+    caller = access.principal(token_info)
     invitation = clients.decline_invitation(
         db(), organization_id=caller.organization_id, invitation_id=body["invitationId"]
     )
@@ -92,7 +89,7 @@ def decline_invitation(body: dict, token_info: dict):
 
 
 def cancel_invitation(body: dict, token_info: dict):
-    caller = access.consultant(token_info)
+    caller = access.principal(token_info)
     invitation = clients.cancel_invitation(db(), consultant_id=caller.user_id, invitation_id=body["invitationId"])
     return {"success": True, "data": invitation_body(invitation)}, 200
 

@@ -10,13 +10,13 @@ from kindling.web.runtime import db, runtime
 
 
 def get_report(framework: str, token_info: dict, period: str = periods.DEFAULT_PERIOD):
-    caller = access.admin(token_info)
+    caller = access.principal(token_info)
     report = compliance.build_report(db(), organization_id=caller.organization_id, framework_id=framework, period=period)
     return {"data": compliance.report_document(report)}, 200
 
 
 def export_report(body: dict, token_info: dict):
-    caller = access.admin(token_info)
+    caller = access.principal(token_info)
     exported = compliance.export_report(
         db(),
         runtime().signer,

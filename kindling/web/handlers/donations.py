@@ -10,7 +10,7 @@ from kindling.web.runtime import db
 
 def list_donations(token_info: dict, limit: int = 50, cursor: str | None = None, status: str | None = None):
     rows, next_cursor = donations.list_donations(
-        db(), caller=access.member(token_info), limit=limit, cursor=cursor, status=status
+        db(), caller=access.principal(token_info), limit=limit, cursor=cursor, status=status
     )
     return {"data": [donation_body(d) for d in rows], "nextCursor": next_cursor}, 200
 
@@ -19,7 +19,7 @@ def create_donation(token_info: dict, body: dict):
     recipient = body["recipient"]
     donation = donations.create_donation(
         db(),
-        caller=access.member(token_info),
+        caller=access.principal(token_info),
         amount=body["amount"],
         currency=body["currency"],
         recipient_name=recipient["name"],
@@ -30,7 +30,7 @@ def create_donation(token_info: dict, body: dict):
 
 
 def get_donation(token_info: dict, id_: str):
-    donation = donations.get_donation(db(), caller=access.member(token_info), donation_id=id_)
+    donation = donations.get_donation(db(), caller=access.principal(token_info), donation_id=id_)
     return {"data": donation_body(donation)}, 200
 
 

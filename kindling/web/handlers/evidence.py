@@ -22,7 +22,7 @@ def list_events(
     cursor: str | None = None,
     limit: int = 100,
 ):
-    caller = access.admin(token_info)
+    caller = access.principal(token_info)
     events, next_cursor = evidence.list_events(
         db(),
         organization_id=caller.organization_id,
@@ -36,12 +36,12 @@ def list_events(
 
 
 def verify_chain(token_info: dict):
-    caller = access.admin(token_info)
+    caller = access.principal(token_info)
     return evidence.verify(db(), organization_id=caller.organization_id), 200
 
 
 def export_bundle(token_info: dict, body: dict):
-    caller = access.admin(token_info)
+    caller = access.principal(token_info)
     bundle = evidence.export(
         db(),
         runtime().signer,

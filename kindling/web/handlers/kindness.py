@@ -15,7 +15,7 @@ def create_act(body: dict, token_info: dict):
     act = kindness.create_act(
         db(),
         runtime().cache,
-        caller=access.member(token_info),
+        caller=access.principal(token_info),
         description=body["description"],
         category=body["category"],
         verification_level=body["verificationLevel"],
@@ -36,7 +36,7 @@ def list_acts(
 ):
     acts, next_cursor = kindness.list_acts(
         db(),
-        caller=access.member(token_info),
+        caller=access.principal(token_info),
         category=category,
         user_id=user_id,
         start_date=start_date,
@@ -48,7 +48,7 @@ def list_acts(
 
 
 def get_act(id_: str, token_info: dict):
-    act = kindness.get_act(db(), caller=access.member(token_info), act_id=id_)
+    act = kindness.get_act(db(), caller=access.principal(token_info), act_id=id_)
     return {"data": act_body(act)}, 200
 
 
@@ -56,7 +56,7 @@ def update_act(id_: str, body: dict, token_info: dict):
     act = kindness.update_act(
         db(),
         runtime().cache,
-        caller=access.member(token_info),
+        caller=access.principal(token_info),
         act_id=id_,
         description=body.get("description"),
         category=body.get("category"),
@@ -67,7 +67,7 @@ def update_act(id_: str, body: dict, token_info: dict):
 
 
 def get_stats(token_info: dict):
-    caller = access.member(token_info)
+    caller = access.principal(token_info)
     stats = kindness_stats.get_stats_json(db(), runtime().cache, organization_id=caller.organization_id)
     # The statistics' JSON, wrapped as it is: {"data": …}.
     return flask.Response('{"data":' + stats + "}", status=200, mimetype="application/json")

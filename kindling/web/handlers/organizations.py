@@ -9,6 +9,6 @@ from kindling.web.runtime import db
 
 
 def search_organizations(q: str, token_info: dict):
-    access.consultant(token_info)
+    access.principal(token_info)
     query, found = organizations.search(db(), query=q)
     return {"organizations": [organization_body(o, with_join_code=False) for o in found], "query": query}, 200

@@ -9,7 +9,7 @@ from kindling.web.runtime import db, runtime
 
 
 def generate_theme(body: dict, token_info: dict):
-    access.consultant(token_info)
+    access.principal(token_info)
     theme = themes.generate(
         settings=runtime().settings,
         primary=body["primaryColor"],
@@ -21,7 +21,7 @@ def generate_theme(body: dict, token_info: dict):
 
 
 def derive_theme(body: dict, token_info: dict):
-    access.consultant(token_info)
+    access.principal(token_info)
     theme = themes.derive(
         primary=body["primaryColor"], secondary=body.get("secondaryColor"), accent=body.get("accentColor")
     )
@@ -29,12 +29,12 @@ def derive_theme(body: dict, token_info: dict):
 
 
 def check_theme(body: dict, token_info: dict):
-    access.consultant(token_info)
+    access.principal(token_info)
     return {"data": themes.check(theme=body["theme"])}, 200
 
 
 def save_theme(body: dict, token_info: dict):
-    caller = access.consultant(token_info)
+    caller = access.principal(token_info)
     saved = themes.save_theme(
         db(), consultant_id=caller.user_id, organization_id=body["organizationId"], theme=body["theme"]
     )

@@ -13,7 +13,7 @@ def decide_verification(id_: str, body: dict, token_info: dict):
     decision = verification.decide(
         db(),
         runtime().cache,
-        caller=access.member(token_info),
+        caller=access.principal(token_info),
         act_id=id_,
         level=body["level"],
         decision=body["decision"],
@@ -24,19 +24,19 @@ def decide_verification(id_: str, body: dict, token_info: dict):
 
 
 def list_verifications(id_: str, token_info: dict):
-    decisions = verification.list_decisions(db(), caller=access.member(token_info), act_id=id_)
+    decisions = verification.list_decisions(db(), caller=access.principal(token_info), act_id=id_)
     return {"data": [decision_body(decision, attestation) for decision, attestation in decisions]}, 200
 
 
 def list_pending_verifications(token_info: dict, limit: int = 100, cursor: str | None = None):
-    acts, next_cursor = verification.list_pending(db(), caller=access.member(token_info), limit=limit, cursor=cursor)
+    acts, next_cursor = verification.list_pending(db(), caller=access.principal(token_info), limit=limit, cursor=cursor)
     return {"data": [act_body(act) for act in acts], "nextCursor": next_cursor}, 200
 
 
 def request_attestation(id_: str, body: dict, token_info: dict):
     attestation, token = verification.request_attestation(
         db(),
-        caller=access.member(token_info),
+        caller=access.principal(token_info),
         act_id=id_,
         level=body["level"],
         attester_name=body["attesterName"],

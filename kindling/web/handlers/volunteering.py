@@ -12,7 +12,7 @@ from kindling.web.runtime import db
 
 
 def list_opportunities(token_info: dict, limit: int = 50, cursor: str | None = None):
-    caller = access.member(token_info)
+    caller = access.principal(token_info)
     opportunities, next_cursor = volunteering.list_opportunities(
         db(), organization_id=caller.organization_id, limit=limit, cursor=cursor
     )
@@ -20,7 +20,7 @@ def list_opportunities(token_info: dict, limit: int = 50, cursor: str | None = N
 
 
 def create_opportunity(token_info: dict, body: dict):
-    caller = access.organiser(token_info)
+    caller = access.principal(token_info)
     location = body["location"]
     opportunity = volunteering.create_opportunity(
         db(),
@@ -39,7 +39,7 @@ def create_opportunity(token_info: dict, body: dict):
 
 
 def get_opportunity(token_info: dict, id_: str):
-    view = volunteering.view_opportunity(db(), caller=access.member(token_info), opportunity_id=id_)
+    view = volunteering.view_opportunity(db(), caller=access.principal(token_info), opportunity_id=id_)
     data = opportunity_body(view.opportunity)
     data["ownCheckIn"] = check_in_body(view.own_check_in) if view.own_check_in else None
     if view.counts is not None:
@@ -50,7 +50,7 @@ def get_opportunity(token_info: dict, id_: str):
 def check_in(token_info: dict, id_: str, body: dict):
     record = volunteering.check_in(
         db(),
-        caller=access.member(token_info),
+        caller=access.principal(token_info),
         opportunity_id=id_,
         latitude=body["latitude"],
         longitude=body["longitude"],
@@ -61,21 +61,21 @@ def check_in(token_info: dict, id_: str, body: dict):
 
 
 def get_check_in_code(token_info: dict, id_: str):
-    shown = volunteering.show_check_in_code(db(), caller=access.organiser(token_info), opportunity_id=id_)
+    shown = volunteering.show_check_in_code(db(), caller=access.principal(token_info), opportunity_id=id_)
     body = {"data": {"code": shown.code, "expiresAt": shown.expires_at, "qrSvg": shown.qr_svg}}
     return body, 200, {"Cache-Control": "no-store"}
 
 
 def list_check_ins(token_info: dict, id_: str, limit: int = 50, cursor: str | None = None):
     check_ins, next_cursor = volunteering.list_check_ins(
-        db(), caller=access.organiser(token_info), opportunity_id=id_, limit=limit, cursor=cursor
+        db(), caller=access.principal(token_info), opportunity_id=id_, limit=limit, cursor=cursor
     )
     return {"data": [check_in_body(record) for record in check_ins], "nextCursor": next_cursor}, 200
 
 
 def approve_check_in(token_info: dict, id_: str, check_in_id: str, body: dict):
     record = volunteering.approve_check_in(
-        db(), caller=access.organiser(token_info), opportunity_id=id_, check_in_id=check_in_id, note=body.get("note")
+        db(), caller=access.principal(token_info), opportunity_id=id_, check_in_id=check_in_id, note=body.get("note")
     )
     return {"data": check_in_body(record)}, 200
 

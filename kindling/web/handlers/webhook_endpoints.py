@@ -12,13 +12,13 @@ from kindling.webhooks.models import WebhookDelivery, WebhookEndpoint
 
 
 def list_endpoints(token_info: dict):
-    caller = access.consultant(token_info)
+    caller = access.principal(token_info)
     endpoints = webhook_endpoints.list_endpoints(db(), consultant_id=caller.user_id)
     return {"data": [endpoint_body(endpoint) for endpoint in endpoints]}, 200
 
 
 def create_endpoint(body: dict, token_info: dict):
-    caller = access.consultant(token_info)
+    caller = access.principal(token_info)
     endpoint = webhook_endpoints.create_endpoint(
         db(),
         consultant_id=caller.user_id,
@@ -31,12 +31,12 @@ def create_endpoint(body: dict, token_info: dict):
 
 
 def get_endpoint(endpoint_id: str, token_info: dict):
-    caller = access.consultant(token_info)
+    caller = access.principal(token_info)
     return {"data": endpoint_body(webhook_endpoints.get_endpoint(db(), consultant_id=caller.user_id, endpoint_id=endpoint_id))}, 200
 
 
 def update_endpoint(endpoint_id: str, body: dict, token_info: dict):
-    caller = access.consultant(token_info)
+    caller = access.principal(token_info)
     endpoint = webhook_endpoints.update_endpoint(
         db(),
         consultant_id=caller.user_id,
@@ -48,19 +48,19 @@ def update_endpoint(endpoint_id: str, body: dict, token_info: dict):
 
 
 def delete_endpoint(endpoint_id: str, token_info: dict):
-    caller = access.consultant(token_info)
+    caller = access.principal(token_info)
     webhook_endpoints.delete_endpoint(db(), consultant_id=caller.user_id, endpoint_id=endpoint_id)
     return NoContent, 204
 
 
 def rotate_secret(endpoint_id: str, token_info: dict):
-    caller = access.consultant(token_info)
+    caller = access.principal(token_info)
     endpoint = webhook_endpoints.rotate_secret(db(), consultant_id=caller.user_id, endpoint_id=endpoint_id)
     return {"data": {**endpoint_body(endpoint), "secret": endpoint.secret}}, 200
 
 
 def list_deliveries(endpoint_id: str, token_info: dict, status: str | None = None, limit: int = 50, cursor: str | None = None):
-    caller = access.consultant(token_info)
+    caller = access.principal(token_info)
     rows, next_cursor = webhook_endpoints.list_deliveries(
         db(), consultant_id=caller.user_id, endpoint_id=endpoint_id, status=status, limit=limit, cursor=cursor
     )

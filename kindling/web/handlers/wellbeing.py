@@ -12,25 +12,23 @@ from kindling.wellbeing.service import Figures, Summary
 def list_responses(
     token_info: dict, scope: str = "own", period: str | None = None, limit: int = 50, cursor: str | None = None
 ):
+    caller = access.principal(token_info)
     if scope == "organization":
-        caller = access.admin(token_info)
         window = periods.window(period or periods.DEFAULT_PERIOD)
-        summary = wellbeing.summarize(db(), organization_ids=[caller.organization_id], window=window)[
-            caller.organization_id
-        ]
+        summary = wellbeing.organization_summary(db(), caller=caller, window=window)
         return {
             "data": summary_body(summary) if summary else None,
             "suppressed": summary is None,
             "minimumGroupSize": wellbeing.MINIMUM_GROUP_SIZE,
         }, 200
-    rows, next_cursor = wellbeing.list_own_responses(db(), caller=access.member(token_info), limit=limit, cursor=cursor)
+    rows, next_cursor = wellbeing.list_own_responses(db(), caller=caller, limit=limit, cursor=cursor)
     return {"data": [response_body(r) for r in rows], "nextCursor": next_cursor}, 200
 
 
 def create_response(token_info: dict, body: dict):
     response = wellbeing.create_response(
         db(),
-        caller=access.member(token_info),
+        caller=access.principal(token_info),
         mood=body["mood"],
         stress=body["stress"],
         energy=body.get("energy"),
@@ -41,7 +39,7 @@ def create_response(token_info: dict, body: dict):
 
 
 def get_response(token_info: dict, id_: str):
-    response = wellbeing.get_own_response(db(), caller=access.member(token_info), response_id=id_)
+    response = wellbeing.get_own_response(db(), caller=access.principal(token_info), response_id=id_)
     return {"data": response_body(response)}, 200
 
 
