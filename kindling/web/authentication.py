@@ -8,7 +8,6 @@ which then only reads the result. `GET /api/health` is never authenticated.
 
 from __future__ import annotations
 
-import json
 import logging
 
 from sqlalchemy.exc import SQLAlchemyError
@@ -17,6 +16,7 @@ from starlette.datastructures import Headers
 
 from kindling.accounts import sessions
 from kindling.platform.access import Principal
+from kindling.web.errors import database_unavailable_error, send_error
 from kindling.web.signatures import settle
 
 log = logging.getLogger(__name__)
@@ -56,22 +56,10 @@ class AuthenticationMiddleware:
                 principal = await run_in_threadpool(sessions.authenticate, self.session_factory, token)
             except SQLAlchemyError as exc:
                 log.warning("database unavailable while authenticating: %s", exc.__class__.__name__)
-                body = json.dumps({"error": "The database is unavailable; try again shortly", "code": "service_unavailable"}).encode()
-                await send_json(send, 503, body, [(b"retry-after", b"5")])
+                await send_error(send, database_unavailable_error())
                 return
         scope.setdefault("state", {})[PRINCIPAL_KEY] = principal
         await self.app(scope, receive, send)
-
-
-async def send_json(send, status: int, payload: bytes, headers: list[tuple[bytes, bytes]]) -> None:
-    await send(
-        {
-            "type": "http.response.start",
-            "status": status,
-            "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(payload)).encode())] + headers,
-        }
-    )
-    await send({"type": "http.response.body", "body": payload})
 
 
 @settle

@@ -12,7 +12,7 @@ from sqlalchemy.exc import DBAPIError
 from sqlalchemy.exc import TimeoutError as PoolTimeout
 from starlette.exceptions import HTTPException
 
-from kindling.errors import ApiError, field_error, quoted, refused, unsupported_media_type
+from kindling.errors import ApiError, ServiceUnavailable, field_error, quoted, refused, unsupported_media_type
 
 log = logging.getLogger(__name__)
 
@@ -36,30 +36,60 @@ CODES_BY_STATUS = {
 MAX_DETAIL = 200
 
 
-def envelope(message: str, *, code: str | None = None, details: dict | None = None, **extra) -> dict:
-    """The body of every error response: `{error, code?, details?}`."""
-    body = {"error": message}
-    if code:
-        body["code"] = code
-    if details:
-        body["details"] = details
-    body.update(extra)
-    return body
+def envelope(error: ApiError) -> bytes:
+    """The body of every error response, `{error, code?, details?}` and the error's extra
+    members, encoded: the one place it is built."""
+    body: dict = {"error": error.message}
+    if error.code:
+        body["code"] = error.code
+    if error.details:
+        body["details"] = error.details
+    body.update(error.extra)
+    return json.dumps(body).encode()
 
 
-def error_response(status: int, body: dict, headers: dict | None = None) -> ConnexionResponse:
+def error_response(error: ApiError) -> ConnexionResponse:
     return ConnexionResponse(
-        status_code=status,
+        status_code=error.status,
         mimetype="application/json",
         content_type="application/json",
-        body=json.dumps(body),
-        headers=headers or {},
+        body=envelope(error),
+        headers=error.headers,
     )
 
 
+async def send_error(send, error: ApiError, headers: list[tuple[bytes, bytes]] | None = None) -> None:
+    """Answer `error` from ASGI middleware, which sits outside Connexion's error handlers."""
+    body = envelope(error)
+    extra = [(name.lower().encode(), value.encode()) for name, value in error.headers.items()]
+    await send(
+        {
+            "type": "http.response.start",
+            "status": error.status,
+            "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
+            + extra
+            + (headers or []),
+        }
+    )
+    await send({"type": "http.response.body", "body": body})
+
+
+def database_unavailable_error() -> ServiceUnavailable:
+    error = ServiceUnavailable("The database is unavailable; try again shortly")
+    error.headers = {"Retry-After": "5"}
+    return error
+
+
+def with_status(status: int, message: str, headers: dict | None = None) -> ApiError:
+    """An ApiError for a status a framework chose, with the code that status stands for."""
+    error = ApiError(message)
+    error.status, error.code = status, CODES_BY_STATUS.get(status)
+    error.headers = headers or {}
+    return error
+
+
 def api_error(_request: ConnexionRequest, exc: ApiError) -> ConnexionResponse:
-    body = envelope(exc.message, code=exc.code, details=exc.details, **exc.extra)
-    return error_response(exc.status, body, exc.headers)
+    return error_response(exc)
 
 
 def problem(_request: ConnexionRequest, exc: ProblemException) -> ConnexionResponse:
@@ -73,7 +103,7 @@ def problem(_request: ConnexionRequest, exc: ProblemException) -> ConnexionRespo
     if status >= 500:
         log.error("connexion problem %s: %s", status, message)
         message = "Internal server error"
-    return error_response(status, envelope(message, code=CODES_BY_STATUS.get(status)), exc.headers)
+    return error_response(with_status(status, message, exc.headers))
 
 
 def _bad_request(exc: BadRequestProblem) -> ApiError:
@@ -106,7 +136,7 @@ def http_exception(_request: ConnexionRequest, exc: HTTPException) -> ConnexionR
     status = exc.status_code
     messages = {404: "No such endpoint", 405: "Method not allowed on this endpoint"}
     message = messages.get(status) or (exc.detail if isinstance(exc.detail, str) else "Request failed")
-    return error_response(status, envelope(message, code=CODES_BY_STATUS.get(status)), dict(exc.headers or {}))
+    return error_response(with_status(status, message, dict(exc.headers or {})))
 
 
 def database_unavailable(_request: ConnexionRequest, exc: Exception) -> ConnexionResponse:
@@ -114,7 +144,7 @@ def database_unavailable(_request: ConnexionRequest, exc: Exception) -> Connexio
     if isinstance(exc, DBAPIError) and not exc.connection_invalidated and not _is_connect_error(exc):
         return unhandled(_request, exc)
     log.warning("database unavailable: %s", exc.__class__.__name__)
-    return error_response(503, envelope("The database is unavailable; try again shortly", code="service_unavailable"), {"Retry-After": "5"})
+    return error_response(database_unavailable_error())
 
 
 def _is_connect_error(exc: DBAPIError) -> bool:
@@ -129,7 +159,7 @@ def undecodable(_request: ConnexionRequest, _exc: UnicodeDecodeError) -> Connexi
 
 def unhandled(_request: ConnexionRequest, exc: Exception) -> ConnexionResponse:
     log.error("unhandled error", exc_info=exc)
-    return error_response(500, envelope("Internal server error", code="internal_error"))
+    return error_response(ApiError("Internal server error"))
 
 
 def register(app) -> None:

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import json
-
 from starlette.concurrency import run_in_threadpool
 
+from kindling.errors import RateLimited
 from kindling.platform.access import Principal
 from kindling.platform.ratelimit import Decision, RateLimiter, rules_for
-from kindling.web.authentication import is_api_request, principal_of, send_json
+from kindling.web.authentication import is_api_request, principal_of
+from kindling.web.errors import send_error
 from kindling.web.operations import Operations
 
 
@@ -39,9 +39,8 @@ class RateLimitMiddleware:
         else:
             decision = await run_in_threadpool(self._decide, scope, principal)
         if not decision.allowed:
-            body = {"error": "Rate limit exceeded; retry later", "code": "rate_limited", "retryAfter": decision.retry_after}
-            headers = decision.headers() + [(b"retry-after", str(decision.retry_after).encode())]
-            await send_json(send, 429, json.dumps(body).encode(), headers)
+            error = RateLimited("Rate limit exceeded; retry later", retry_after=decision.retry_after)
+            await send_error(send, error, decision.headers())
             return
 
         async def send_with_headers(message):

@@ -17,7 +17,6 @@ from __future__ import annotations
 import asyncio
 import http
 import inspect
-import json
 
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
@@ -84,7 +83,7 @@ class BoundedHttpToolsProtocol(HttpToolsProtocol):
         super().data_received(data)
 
     def _refuse(self, error: ApiError) -> None:
-        body = json.dumps(envelope(error.message, code=error.code)).encode()
+        body = envelope(error)
         status = f"HTTP/1.1 {error.status} {http.HTTPStatus(error.status).phrase}\r\n".encode()
         head = [status, *(name + b": " + value + b"\r\n" for name, value in self.server_state.default_headers)]
         head += [b"content-type: application/json\r\n", b"content-length: %d\r\n" % len(body), b"connection: close\r\n\r\n"]
