@@ -29,6 +29,7 @@ import inspect
 import typing as t
 
 from connexion.datastructures import MediaTypeDict
+from connexion.json_schema import Draft4RequestValidator
 from connexion.utils import is_null, is_nullable
 from connexion.validators import (
     VALIDATOR_MAP,
@@ -38,7 +39,7 @@ from connexion.validators import (
     ParameterValidator,
 )
 from connexion.validators.abstract import AbstractRequestBodyValidator
-from jsonschema import Draft4Validator, ValidationError
+from jsonschema import Draft4Validator, ValidationError, validators
 
 from kindling.errors import dotted, field_error, quoted, refused
 
@@ -175,11 +176,36 @@ def check_connexion(
 check_connexion()
 
 
+def _filling_defaults(validator_class):
+    """`validator_class`, also setting each absent property that has a default in the schema
+    (jsonschema's documented recipe; Connexion's own defaults validator fails on a body that
+    is not an object)."""
+    check_properties = validator_class.VALIDATORS["properties"]
+
+    def properties(validator, properties, instance, schema):
+        if validator.is_type(instance, "object"):
+            for name, subschema in properties.items():
+                if "default" in subschema:
+                    instance.setdefault(name, subschema["default"])
+        yield from check_properties(validator, properties, instance, schema)
+
+    return validators.extend(validator_class, {"properties": properties})
+
+
+_DefaultsValidator = _filling_defaults(Draft4RequestValidator)
+
+
 class StructuredJSONBodyValidator(JSONRequestBodyValidator):
+    """Also fills in the spec's defaults, passing the completed body on, so handlers never
+    repeat them."""
+
+    MUTABLE_VALIDATION = True
+
     def _validate(self, body: t.Any) -> dict | None:
         if not self._nullable and body is None:
             raise refused([field_error("body", "", "must not be empty")])
-        errors = schema_errors("body", self._validator.iter_errors(body))
+        validator = _DefaultsValidator(self._schema, format_checker=Draft4Validator.FORMAT_CHECKER)
+        errors = schema_errors("body", validator.iter_errors(body))
         if errors:
             raise refused(errors)
         return body

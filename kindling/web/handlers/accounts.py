@@ -17,17 +17,17 @@ def sign_up(body: dict):
         email=body["email"],
         password=body["password"],
         name=body["name"],
-        account_type=body.get("accountType", "member"),
+        account_type=body["accountType"],
         organization_name=body.get("organizationName"),
         join_code=body.get("joinCode"),
         firm_name=body.get("firmName"),
     )
-    return _signed_in(user, return_token=body.get("returnToken", False), status=201)
+    return _signed_in(user, return_token=body["returnToken"], status=201)
 
 
 def sign_in(body: dict):
     user = accounts.sign_in(db(), runtime().limiter, email=body["email"], password=body["password"])
-    return _signed_in(user, return_token=body.get("returnToken", False), status=200)
+    return _signed_in(user, return_token=body["returnToken"], status=200)
 
 
 def sign_out(token_info: dict):

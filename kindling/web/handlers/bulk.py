@@ -8,7 +8,7 @@ from werkzeug.datastructures import FileStorage
 from kindling.compliance import portfolio
 from kindling.consulting import bulk
 from kindling.errors import BadRequest, PayloadTooLarge
-from kindling.platform import access, periods
+from kindling.platform import access
 from kindling.web.requestguard import UPLOAD_LIMIT
 from kindling.web.runtime import db
 
@@ -49,7 +49,7 @@ def _result_body(result: bulk.RowResult) -> dict:
     }
 
 
-def export_portfolio(token_info: dict, format_: str, period: str = periods.DEFAULT_PERIOD):
+def export_portfolio(token_info: dict, format_: str, period: str):
     caller = access.principal(token_info)
     report = portfolio.build_portfolio(db(), consultant_id=caller.user_id, period=period)
     if format_ == "csv":

@@ -5,11 +5,11 @@ from __future__ import annotations
 import flask
 
 from kindling.compliance import reports as compliance
-from kindling.platform import access, periods
+from kindling.platform import access
 from kindling.web.runtime import db, runtime
 
 
-def get_report(framework: str, token_info: dict, period: str = periods.DEFAULT_PERIOD):
+def get_report(framework: str, token_info: dict, period: str):
     caller = access.principal(token_info)
     report = compliance.build_report(db(), organization_id=caller.organization_id, framework_id=framework, period=period)
     return {"data": compliance.report_document(report)}, 200
@@ -23,6 +23,6 @@ def export_report(body: dict, token_info: dict):
         organization_id=caller.organization_id,
         framework_id=body["framework"],
         file_format=body["format"],
-        period=body.get("period", periods.DEFAULT_PERIOD),
+        period=body["period"],
     )
     return flask.Response(exported.content, status=200, headers=exported.headers)

@@ -8,7 +8,7 @@ from kindling.platform import access
 from kindling.web.runtime import db
 
 
-def list_donations(token_info: dict, limit: int = 50, cursor: str | None = None, status: str | None = None):
+def list_donations(token_info: dict, limit: int, cursor: str | None = None, status: str | None = None):
     rows, next_cursor = donations.list_donations(
         db(), caller=access.principal(token_info), limit=limit, cursor=cursor, status=status
     )

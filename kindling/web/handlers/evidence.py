@@ -16,11 +16,11 @@ def _moment(text: str | None) -> dt.datetime | None:
 
 def list_events(
     token_info: dict,
+    limit: int,
     from_: str | None = None,
     to: str | None = None,
     subject_id: str | None = None,
     cursor: str | None = None,
-    limit: int = 100,
 ):
     caller = access.principal(token_info)
     events, next_cursor = evidence.list_events(

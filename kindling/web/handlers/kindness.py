@@ -27,11 +27,11 @@ def create_act(body: dict, token_info: dict):
 
 def list_acts(
     token_info: dict,
+    limit: int,
     category: str | None = None,
     user_id: str | None = None,
     start_date: str | None = None,
     end_date: str | None = None,
-    limit: int = 100,
     cursor: str | None = None,
 ):
     acts, next_cursor = kindness.list_acts(

@@ -10,7 +10,7 @@ from kindling.web.handlers.accounts import user_body
 from kindling.web.runtime import db
 
 
-def list_members(token_info: dict, limit: int = 50, cursor: str | None = None):
+def list_members(token_info: dict, limit: int, cursor: str | None = None):
     caller = access.principal(token_info)
     people, next_cursor = members.list_members(db(), organization_id=caller.organization_id, limit=limit, cursor=cursor)
     return {"data": [user_body(user) for user in people], "nextCursor": next_cursor}, 200

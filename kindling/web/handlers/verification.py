@@ -28,7 +28,7 @@ def list_verifications(id_: str, token_info: dict):
     return {"data": [decision_body(decision, attestation) for decision, attestation in decisions]}, 200
 
 
-def list_pending_verifications(token_info: dict, limit: int = 100, cursor: str | None = None):
+def list_pending_verifications(token_info: dict, limit: int, cursor: str | None = None):
     acts, next_cursor = verification.list_pending(db(), caller=access.principal(token_info), limit=limit, cursor=cursor)
     return {"data": [act_body(act) for act in acts], "nextCursor": next_cursor}, 200
 

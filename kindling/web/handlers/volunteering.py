@@ -11,7 +11,7 @@ from kindling.volunteering.models import CheckIn, VolunteerOpportunity
 from kindling.web.runtime import db
 
 
-def list_opportunities(token_info: dict, limit: int = 50, cursor: str | None = None):
+def list_opportunities(token_info: dict, limit: int, cursor: str | None = None):
     caller = access.principal(token_info)
     opportunities, next_cursor = volunteering.list_opportunities(
         db(), organization_id=caller.organization_id, limit=limit, cursor=cursor
@@ -32,8 +32,8 @@ def create_opportunity(token_info: dict, body: dict):
         ends_at=_timestamp(body["endsAt"], "endsAt"),
         latitude=location["latitude"],
         longitude=location["longitude"],
-        radius_meters=location.get("radiusMeters", volunteering.DEFAULT_RADIUS_METERS),
-        require_code=body.get("requireCode", False),
+        radius_meters=location["radiusMeters"],
+        require_code=body["requireCode"],
     )
     return {"data": opportunity_body(opportunity)}, 201
 
@@ -66,7 +66,7 @@ def get_check_in_code(token_info: dict, id_: str):
     return body, 200, {"Cache-Control": "no-store"}
 
 
-def list_check_ins(token_info: dict, id_: str, limit: int = 50, cursor: str | None = None):
+def list_check_ins(token_info: dict, id_: str, limit: int, cursor: str | None = None):
     check_ins, next_cursor = volunteering.list_check_ins(
         db(), caller=access.principal(token_info), opportunity_id=id_, limit=limit, cursor=cursor
     )

@@ -59,7 +59,7 @@ def rotate_secret(endpoint_id: str, token_info: dict):
     return {"data": {**endpoint_body(endpoint), "secret": endpoint.secret}}, 200
 
 
-def list_deliveries(endpoint_id: str, token_info: dict, status: str | None = None, limit: int = 50, cursor: str | None = None):
+def list_deliveries(endpoint_id: str, token_info: dict, limit: int, status: str | None = None, cursor: str | None = None):
     caller = access.principal(token_info)
     rows, next_cursor = webhook_endpoints.list_deliveries(
         db(), consultant_id=caller.user_id, endpoint_id=endpoint_id, status=status, limit=limit, cursor=cursor

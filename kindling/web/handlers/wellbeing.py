@@ -10,11 +10,11 @@ from kindling.wellbeing.service import Figures, Summary
 
 
 def list_responses(
-    token_info: dict, scope: str = "own", period: str | None = None, limit: int = 50, cursor: str | None = None
+    token_info: dict, scope: str, period: str, limit: int, cursor: str | None = None
 ):
     caller = access.principal(token_info)
     if scope == "organization":
-        window = periods.window(period or periods.DEFAULT_PERIOD)
+        window = periods.window(period)
         summary = wellbeing.organization_summary(db(), caller=caller, window=window)
         return {
             "data": summary_body(summary) if summary else None,
@@ -33,7 +33,7 @@ def create_response(token_info: dict, body: dict):
         stress=body["stress"],
         energy=body.get("energy"),
         comment=body.get("comment"),
-        anonymous=body.get("anonymous", False),
+        anonymous=body["anonymous"],
     )
     return {"data": response_body(response)}, 201
 
