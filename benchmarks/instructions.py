@@ -146,7 +146,7 @@ def serve(target: str, routes: list[str]) -> None:
     app = getattr(importlib.import_module(module), attribute.removesuffix("()"))
     app = app() if factory else app
     # Kindling with the HTTP protocol `kindling serve` runs, the floors with plain httptools.
-    http = "kindling.web.server:BoundedHttpToolsProtocol" if module.startswith("kindling.") else "httptools"
+    http = "kindling.web.overrides.http_protocol:BoundedHttpToolsProtocol" if module.startswith("kindling.") else "httptools"
     config = uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning", timeout_keep_alive=3600, http=http)
     with asyncio.Runner(loop_factory=config.get_loop_factory()) as runner:
         runner.run(_serve(config, routes))

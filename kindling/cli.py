@@ -106,7 +106,7 @@ def _serve(settings: Settings, host: str, port: int, workers: int) -> int:
             # httptools with a bounded head, not h11: it hands the app requests whose target or
             # headers h11 would refuse with a plain-text 400, so they are refused with the error
             # envelope. Only a request that is not HTTP still gets the server's plain-text 400.
-            http="kindling.web.server:BoundedHttpToolsProtocol",
+            http="kindling.web.overrides.http_protocol:BoundedHttpToolsProtocol",
             log_level=settings.log_level.lower(),
         )
     finally:

@@ -17,8 +17,8 @@ from kindling.accounts import service as accounts
 from kindling.accounts.models import User
 from kindling.errors import PayloadTooLarge
 from kindling.web.requestguard import RequestGuardMiddleware
-from kindling.web.server import check_uvicorn
-from kindling.web.validation import check_connexion
+from kindling.web.overrides.http_protocol import check_uvicorn
+from kindling.web.overrides.body_validators import check_connexion
 from tests.helpers import assert_envelope
 from tests.owasp import spec
 

@@ -10,7 +10,7 @@ import uuid
 import flask
 from connexion.jsonifier import JSONEncoder
 
-from kindling.web.jsonifier import OrjsonJsonifier, OrjsonProvider
+from kindling.web.overrides.json_encoding import OrjsonJsonifier, OrjsonProvider
 
 VALUE = {
     "at": dt.datetime(2024, 3, 1, 12, 30, 5, 250, tzinfo=dt.UTC),

@@ -1,4 +1,4 @@
-"""Signatures settled at start-up (kindling/web/signatures.py) are the ones inspection finds."""
+"""Signatures settled at start-up (kindling/web/overrides/handler_signatures.py) are the ones inspection finds."""
 
 from __future__ import annotations
 

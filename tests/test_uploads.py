@@ -8,7 +8,7 @@ import warnings
 import pytest
 from connexion.validators import MultiPartFormDataValidator
 
-from kindling.web.uploads import check_connexion
+from kindling.web.overrides.multipart_parser import check_connexion
 from tests.helpers import assert_envelope
 
 CSV = b"organizationId,message\nx,\n"

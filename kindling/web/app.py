@@ -22,14 +22,14 @@ from kindling.web import errors
 from kindling.web.apidocs import SPEC_JSON_PATH, SpecMiddleware
 from kindling.web.authentication import AuthenticationMiddleware
 from kindling.web.authorization import AuthorizationMiddleware
-from kindling.web.jsonifier import OrjsonJsonifier, OrjsonProvider
+from kindling.web.overrides.json_encoding import OrjsonJsonifier, OrjsonProvider
 from kindling.web.operations import Operations
 from kindling.web.ratelimit import RateLimitMiddleware
 from kindling.web.requestguard import RequestGuardMiddleware
 from kindling.web.routeguard import RouteGuardMiddleware
 from kindling.web.runtime import Runtime, install
-from kindling.web.signatures import settle_handlers
-from kindling.web.uploads import VALIDATOR_MAP_OVERRIDES
+from kindling.web.overrides.handler_signatures import settle_handlers
+from kindling.web.overrides.multipart_parser import VALIDATOR_MAP_OVERRIDES
 
 SPEC = pathlib.Path(__file__).parent.parent / "openapi.yaml"
 

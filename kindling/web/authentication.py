@@ -17,7 +17,7 @@ from starlette.datastructures import Headers
 from kindling.accounts import sessions
 from kindling.platform.access import Principal
 from kindling.web.errors import database_unavailable_error, send_error
-from kindling.web.signatures import settle
+from kindling.web.overrides.handler_signatures import settle
 
 log = logging.getLogger(__name__)
 

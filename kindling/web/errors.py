@@ -107,7 +107,7 @@ def problem(_request: ConnexionRequest, exc: ProblemException) -> ConnexionRespo
 
 
 def _bad_request(exc: BadRequestProblem) -> ApiError:
-    """The 400s Connexion raises itself besides its validators (kindling.web.validation raises
+    """The 400s Connexion raises itself besides its validators (kindling.web.overrides.body_validators raises
     those): a body that is not JSON, or no body where one is required."""
     detail = str(exc.detail or exc.title or "")
     if detail.startswith(("Expecting", "Extra data", "Unterminated", "Invalid", "Unexpected")):

@@ -16,7 +16,7 @@ import re
 from kindling.errors import BadRequest, HeadersTooLarge, PayloadTooLarge, UriTooLong, unsupported_media_type
 from kindling.platform.storable_text import carries_unstorable_text
 
-# The HTTP server passes on longer ones, up to a head of 64 KB (kindling.web.server): refused
+# The HTTP server passes on longer ones, up to a head of 64 KB (kindling.web.overrides.http_protocol): refused
 # here, they are answered with the error envelope.
 TARGET_LIMIT = 8 * 1024
 HEADERS_LIMIT = 16 * 1024

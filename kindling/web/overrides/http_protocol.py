@@ -37,7 +37,7 @@ def check_uvicorn(protocol: type = HttpToolsProtocol) -> None:
     hooks = all(callable(getattr(protocol, name, None)) for name in ("data_received", "on_headers_complete", "on_message_complete"))
     if not (hooks and "self.transport = transport" in inspect.getsource(protocol.connection_made)):
         raise RuntimeError(
-            "uvicorn's httptools protocol no longer has the hooks kindling/web/server.py overrides; "
+            "uvicorn's httptools protocol no longer has the hooks kindling/web/overrides/http_protocol.py overrides; "
             "adapt that module to this uvicorn"
         )
 

@@ -158,7 +158,7 @@ def check_connexion(
     if not (calls_hook and sets_attributes and has_validators):
         raise RuntimeError(
             "Connexion's request body validators no longer validate through `_validate` and the "
-            "attributes kindling/web/validation.py relies on; adapt that module to this Connexion"
+            "attributes kindling/web/overrides/body_validators.py relies on; adapt that module to this Connexion"
         )
     parameter_init = inspect.getsource(parameters.__init__)
     parameters_as_used = (
@@ -169,7 +169,7 @@ def check_connexion(
     if not parameters_as_used:
         raise RuntimeError(
             "Connexion's parameter validator no longer validates through `validate_request` and the "
-            "attributes kindling/web/validation.py relies on; adapt that module to this Connexion"
+            "attributes kindling/web/overrides/body_validators.py relies on; adapt that module to this Connexion"
         )
 
 

@@ -19,7 +19,7 @@ from starlette.datastructures import FormData
 from starlette.formparsers import MultiPartException, MultiPartParser
 
 from kindling.errors import BadRequest
-from kindling.web.validation import StructuredMultiPartValidator, validator_map
+from kindling.web.overrides.body_validators import StructuredMultiPartValidator, validator_map
 
 
 def check_connexion(validator: type = MultiPartFormDataValidator) -> None:
@@ -34,7 +34,7 @@ def check_connexion(validator: type = MultiPartFormDataValidator) -> None:
     ):
         raise RuntimeError(
             f"{validator.__module__}.{validator.__qualname__} no longer parses multipart bodies through "
-            "the `_form_parser_cls` property that kindling/web/uploads.py replaces; adapt that module to this Connexion"
+            "the `_form_parser_cls` property that kindling/web/overrides/multipart_parser.py replaces; adapt that module to this Connexion"
         )
 
 
