@@ -14,6 +14,9 @@ import kindling
 
 PACKAGE = pathlib.Path(kindling.__file__).parent
 WEB_FRAMEWORKS = ("connexion", "starlette", "flask")
+# What `kindling serve` runs on, besides the web frameworks.
+SERVERS = ("uvicorn", "httptools")
+OVERRIDES = "kindling.web.overrides"
 
 
 def _module_name(path: pathlib.Path) -> str:
@@ -101,6 +104,36 @@ def test_every_package_of_kindling_is_a_slice_or_named_above_them():
 
 def test_only_the_web_package_touches_the_web_frameworks():
     assert _crossings(lambda name: not _within(name, "kindling.web"), lambda target: target.split(".")[0] in WEB_FRAMEWORKS) == []
+
+
+def _overrides(name: str, path: pathlib.Path) -> list[str]:
+    """The classes of `name` built on a framework's, and the signatures it sets on functions."""
+    tree = ast.parse(path.read_text(), str(path))
+    framework_names = {
+        alias.asname or alias.name
+        for node in ast.walk(tree)
+        if isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] in WEB_FRAMEWORKS + SERVERS
+        for alias in node.names
+    }
+    found = [
+        f"{name}.{node.name}"
+        for node in ast.walk(tree)
+        if isinstance(node, ast.ClassDef) and any(isinstance(base, ast.Name) and base.id in framework_names for base in node.bases)
+    ]
+    found += [
+        f"{name} sets __signature__"
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Attribute) and node.attr == "__signature__" and isinstance(node.ctx, ast.Store)
+    ]
+    return found
+
+
+def test_every_framework_override_is_in_the_overrides_folder():
+    outside = [found for name, path in SOURCES.items() if not _within(name, OVERRIDES) for found in _overrides(name, path)]
+    assert outside == []
+    # The walk finds them where they are.
+    inside = [found for name, path in SOURCES.items() if _within(name, OVERRIDES) for found in _overrides(name, path)]
+    assert {"kindling.web.overrides.http_protocol.BoundedHttpToolsProtocol", "kindling.web.overrides.handler_signatures sets __signature__"} <= set(inside)
 
 
 def test_slices_import_only_the_slices_below_them():

@@ -22,14 +22,14 @@ from kindling.web import errors
 from kindling.web.apidocs import SPEC_JSON_PATH, SpecMiddleware
 from kindling.web.authentication import AuthenticationMiddleware
 from kindling.web.authorization import AuthorizationMiddleware
-from kindling.web.overrides.json_encoding import OrjsonJsonifier, OrjsonProvider
 from kindling.web.operations import Operations
+from kindling.web.overrides import validator_map
+from kindling.web.overrides.handler_signatures import settle_handlers
+from kindling.web.overrides.json_encoding import OrjsonJsonifier, OrjsonProvider
 from kindling.web.ratelimit import RateLimitMiddleware
 from kindling.web.requestguard import RequestGuardMiddleware
 from kindling.web.routeguard import RouteGuardMiddleware
 from kindling.web.runtime import Runtime, install
-from kindling.web.overrides.handler_signatures import settle_handlers
-from kindling.web.overrides.multipart_parser import VALIDATOR_MAP_OVERRIDES
 
 SPEC = pathlib.Path(__file__).parent.parent / "openapi.yaml"
 
@@ -70,7 +70,7 @@ def create_app(settings: Settings | None = None) -> connexion.FlaskApp:
         strict_validation=True,
         validate_responses=settings.validate_responses,
         pythonic_params=True,
-        validator_map=VALIDATOR_MAP_OVERRIDES,
+        validator_map=validator_map(),
         # The spec itself is served as written by SpecMiddleware; the Swagger UI loads it from there.
         swagger_ui_options=SwaggerUIOptions(
             swagger_ui=settings.api_docs, serve_spec=False, spec_path=SPEC_JSON_PATH, swagger_ui_path="/api/ui"

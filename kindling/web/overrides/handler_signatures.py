@@ -1,13 +1,14 @@
-"""Signatures worked out once, at start-up.
+"""Handler signatures worked out once, at start-up.
 
 Connexion asks which arguments a handler and a security function take on every request
 (`inspect.signature`). `inspect.signature` returns a function's own `__signature__` when it
 has one (PEP 362), so each is set here once, to exactly what inspection finds. Nothing of
-Connexion is replaced: were it to stop asking, only the saving would go. The saving is
-155,000 instructions of a cached statistics read's 2.7 million and 250,000 of a 100-act
-page's 11.4 million (`python -m benchmarks.instructions --database-url … --redis-url …`,
-with `settle_handlers` and `@settle` and without them). `tests/test_signatures.py` checks
-that every settled signature is the one inspection finds.
+Connexion is replaced: were it to stop asking, only the saving would go. The saving, a twentieth
+of a cached statistics read (README, "Framework overrides"), is measured by
+`python -m benchmarks.instructions --database-url … --redis-url …` with `settle_handlers` and
+`@settle` and without them. `tests/web/test_overrides.py` fails if Connexion stops passing
+arguments by the signature it inspects; `tests/test_signatures.py` checks that every settled
+signature is the one inspection finds.
 """
 
 from __future__ import annotations

@@ -8,15 +8,15 @@ head as it arrives and, once it passes MAX_HEAD, answers in the same envelope an
 connection instead of feeding the parser more. uvicorn takes the class through its public
 `http` setting; it overrides the asyncio `data_received` and the parser callbacks
 `on_headers_complete` and `on_message_complete`, and writes to the protocol's `transport`.
-`check_uvicorn()` runs when this module is imported, so a uvicorn without those stops the
-server at start. `tests/test_errors.py` shows the refusals over a real socket.
+What it gains is safety: without it, a multi-megabyte head costs memory and quadratic CPU before
+the app can refuse it. `tests/web/test_overrides.py` drives uvicorn's own protocol machinery
+through it and fails if uvicorn stops calling those hooks.
 """
 
 from __future__ import annotations
 
 import asyncio
 import http
-import inspect
 
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
@@ -29,20 +29,6 @@ MAX_HEAD = 64 * 1024
 # How long what still arrives after a refusal is read and dropped before the connection closes.
 LINGER_SECONDS = 1.0
 _END_OF_HEAD = b"\r\n\r\n"
-
-
-def check_uvicorn(protocol: type = HttpToolsProtocol) -> None:
-    """Fail loudly unless uvicorn's httptools protocol still has what BoundedHttpToolsProtocol
-    overrides and uses."""
-    hooks = all(callable(getattr(protocol, name, None)) for name in ("data_received", "on_headers_complete", "on_message_complete"))
-    if not (hooks and "self.transport = transport" in inspect.getsource(protocol.connection_made)):
-        raise RuntimeError(
-            "uvicorn's httptools protocol no longer has the hooks kindling/web/overrides/http_protocol.py overrides; "
-            "adapt that module to this uvicorn"
-        )
-
-
-check_uvicorn()
 
 
 class BoundedHttpToolsProtocol(HttpToolsProtocol):

@@ -1,0 +1,75 @@
+"""Behaviour guards of kindling/web/overrides: each fails if the framework stops doing what an
+override relies on. The multipart parser's guards are in tests/test_uploads.py and the HTTP
+protocol's in tests/test_errors.py (they need uploads and a live server)."""
+
+from __future__ import annotations
+
+import inspect
+
+import connexion
+from connexion.resolver import Resolver
+
+from tests.helpers import assert_envelope
+
+
+def test_the_body_validator_names_every_fault_and_repeats_none(client):
+    response = client.post("/api/auth/sign-in", json={"email": 5, "password": "hunter2-and-then-some", "extra": 1})
+    errors = assert_envelope(response, 400, "validation_error")["details"]["errors"]
+    assert {(e["location"], e["field"]) for e in errors} == {("body", "email"), ("body", "extra")}
+    assert "hunter2" not in response.text
+
+
+def test_the_body_validator_fills_in_the_specs_defaults(client, make):
+    admin = make.admin()
+    opportunity = {
+        "title": "Beach clean",
+        "startsAt": "2030-01-01T09:00:00Z",
+        "endsAt": "2030-01-01T12:00:00Z",
+        "location": {"latitude": 51.5, "longitude": -0.1},
+    }
+    response = client.post("/api/volunteer", json=opportunity, headers=admin.headers)
+    assert response.status_code == 201, response.text
+    created = response.json()["data"]
+    assert (created["location"]["radiusMeters"], created["requireCode"]) == (200, False)
+
+
+def test_the_parameter_validator_names_every_fault(client, make):
+    response = client.get("/api/kindness?limit=0&nope=1", headers=make.admin().headers)
+    errors = assert_envelope(response, 400, "validation_error")["details"]["errors"]
+    assert {(e["location"], e["field"]) for e in errors} == {("query", "limit"), ("query", "nope")}
+
+
+def test_connexion_passes_a_handler_the_arguments_its_settled_signature_names():
+    def handler(**arguments):
+        return {"received": sorted(arguments)}, 200
+
+    # What kindling.web.overrides.handler_signatures sets: were Connexion to look past it, the
+    # handler would receive both parameters.
+    handler.__signature__ = inspect.Signature([inspect.Parameter("flag", inspect.Parameter.KEYWORD_ONLY, default=None)])
+    spec = {
+        "openapi": "3.0.3",
+        "info": {"title": "probe", "version": "1"},
+        "paths": {
+            "/probe": {
+                "get": {
+                    "operationId": "probe",
+                    "parameters": [
+                        {"name": "flag", "in": "query", "schema": {"type": "string"}},
+                        {"name": "other", "in": "query", "schema": {"type": "string"}},
+                    ],
+                    "responses": {"200": {"description": "ok"}},
+                }
+            }
+        },
+    }
+    app = connexion.FlaskApp(__name__)
+    app.add_api(spec, resolver=Resolver(function_resolver=lambda _operation_id: handler))
+    assert app.test_client().get("/probe?flag=1&other=2").json() == {"received": ["flag"]}
+
+
+def test_responses_are_encoded_by_orjson(client, app):
+    # Connexion's own jsonifier indents and ends with a newline; orjson writes compactly.
+    text = client.get("/api/health").text
+    assert text.startswith('{"status":') and "\n" not in text
+    with app.app.app_context():
+        assert app.app.json.dumps({"a": [1, 2]}) == '{"a":[1,2]}'
