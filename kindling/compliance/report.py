@@ -17,7 +17,7 @@ class Line:
     code: str
     title: str
     metric: str
-    value: int | float | None  # None: withheld, fewer than 5 people answered the survey
+    value: int | float | None  # None: withheld, no week of the period's survey is published
     unit: str
     evidence: Evidence
 
