@@ -1,6 +1,6 @@
 """The framework floor: the least a Connexion FlaskApp costs to answer Kindling's cached
 statistics. One operation, Connexion's defaults, no Kindling middleware; the same session
-lookup (`kindling.accounts.sessions.authenticate`, with its per-process cache) and the same statistics:
+lookup (`kindling.accounts.sessions.live_principal`, behind its per-process cache) and the same statistics:
 
     FLOOR_ORGANIZATION_ID=… DATABASE_URL=… REDIS_URL=… \\
         python -m uvicorn benchmarks.framework_floor:app --workers 2 --port 8002
@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import connexion
 
-from kindling.accounts.sessions import authenticate
+from kindling.accounts.principal_cache import principals
+from kindling.accounts.sessions import hash_token, live_principal
 from kindling.config import Settings
 from kindling.kindness import stats as kindness_stats
 from kindling.platform.cache import make_cache, redis_breaker
@@ -41,7 +42,11 @@ SPEC = {
 
 
 def token_info(token: str) -> dict | None:
-    principal = authenticate(sessions, token)
+    principal = principals.get(hash_token(token))
+    if principal is None:
+        with sessions() as db:
+            principal = live_principal(db, token)
+            db.commit()
     return principal.as_token_info() if principal else None
 
 

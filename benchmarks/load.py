@@ -48,7 +48,7 @@ import time
 import requests
 
 from kindling.accounts import service as accounts
-from kindling.accounts.sessions import authenticate
+from kindling.accounts.sessions import live_principal
 from kindling.kindness import acts as kindness
 from kindling.platform.cache import MemoryCache
 from kindling.platform.database import make_engine, make_session_factory, upgrade
@@ -157,8 +157,8 @@ def seed(database_url: str) -> tuple[str, str, str]:
         )
         token, _ = accounts.start_session(db, user)
     cache = MemoryCache()
-    caller = authenticate(sessions, token)
     with sessions.begin() as db:
+        caller = live_principal(db, token)
         for n in range(2000):
             kindness.create_act(db, cache, caller=caller, **_act_fields(n))
     return token, caller.user_id, caller.organization_id

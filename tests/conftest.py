@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-from kindling.accounts import sessions
+from kindling.accounts.principal_cache import principals
 from kindling.config import Settings
 from kindling.platform.database import upgrade
 from kindling.web.app import create_app
@@ -49,7 +49,7 @@ def db(request, runtime):
     Tests marked `live` talk to separate server processes and skip it.
     """
     runtime.cache.clear()
-    sessions.principals.clear()
+    principals.clear()
     runtime.limiter.reset()
     if request.node.get_closest_marker("live"):
         yield None

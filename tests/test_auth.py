@@ -7,7 +7,8 @@ import datetime as dt
 from sqlalchemy import select
 
 from kindling.accounts.models import Session, User
-from kindling.accounts.sessions import COOKIE_NAME, hash_token
+from kindling.accounts.sessions import hash_token
+from kindling.web.authentication import COOKIE_NAME
 from tests.factories import PASSWORD
 
 USER_FIELDS = {"id", "email", "name", "accountType", "organizationId", "role", "createdAt"}

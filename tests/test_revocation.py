@@ -10,7 +10,7 @@ import time
 import pytest
 import requests
 
-from kindling.accounts.sessions import PRINCIPAL_TTL
+from kindling.accounts.principal_cache import PRINCIPAL_TTL
 from tests.helpers import sign_up
 
 pytestmark = pytest.mark.live

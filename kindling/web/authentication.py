@@ -8,6 +8,7 @@ which then only reads the result. `GET /api/health` is never authenticated.
 
 from __future__ import annotations
 
+import http.cookies
 import logging
 
 from sqlalchemy.exc import SQLAlchemyError
@@ -15,6 +16,7 @@ from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import Headers
 
 from kindling.accounts import sessions
+from kindling.accounts.principal_cache import principals
 from kindling.platform.access import Principal
 from kindling.web.errors import database_unavailable_error, send_error
 from kindling.web.overrides.handler_signatures import settle
@@ -22,6 +24,9 @@ from kindling.web.overrides.handler_signatures import settle
 log = logging.getLogger(__name__)
 
 PRINCIPAL_KEY = "kindling.principal"
+COOKIE_NAME = "kindling.session_token"
+# Longer than any token Kindling issues: not worth a database lookup.
+MAX_TOKEN = 512
 # Load balancers and probes poll it: it neither authenticates nor counts against a limit.
 UNAUTHENTICATED_PATHS = frozenset({"/api/health"})
 
@@ -49,17 +54,52 @@ class AuthenticationMiddleware:
         if not is_api_request(scope):
             await self.app(scope, receive, send)
             return
-        token = sessions.token_from_headers(Headers(scope=scope))
-        principal = sessions.cached_principal(token)
-        if principal is sessions.NOT_CACHED:
-            try:
-                principal = await run_in_threadpool(sessions.authenticate, self.session_factory, token)
-            except SQLAlchemyError as exc:
-                log.warning("database unavailable while authenticating: %s", exc.__class__.__name__)
-                await send_error(send, database_unavailable_error())
-                return
+        token = token_from_headers(Headers(scope=scope))
+        principal = None
+        if token and len(token) <= MAX_TOKEN:
+            principal = principals.get(sessions.hash_token(token))
+            if principal is None:
+                try:
+                    principal = await run_in_threadpool(self._authenticate, token)
+                except SQLAlchemyError as exc:
+                    log.warning("database unavailable while authenticating: %s", exc.__class__.__name__)
+                    await send_error(send, database_unavailable_error())
+                    return
         scope.setdefault("state", {})[PRINCIPAL_KEY] = principal
         await self.app(scope, receive, send)
+
+    def _authenticate(self, token: str) -> Principal | None:
+        """Look the session up in a transaction of its own: this runs before the request's."""
+        with self.session_factory() as db:
+            principal = sessions.live_principal(db, token)
+            db.commit()
+            return principal
+
+
+def token_from_headers(headers) -> str | None:
+    """The session token of `Authorization: Bearer …` or of the session cookie.
+
+    A request carrying both must carry the same token twice: otherwise one of them
+    is stale or forged, and the request is not authenticated at all.
+    """
+    scheme, _, value = headers.get("authorization", "").partition(" ")
+    bearer = value.strip() if scheme.lower() == "bearer" else None
+    cookie = _cookie_token(headers.get("cookie"))
+    if bearer is not None and cookie is not None and bearer != cookie:
+        return None
+    return bearer or cookie or None
+
+
+def _cookie_token(cookie_header: str | None) -> str | None:
+    if not cookie_header:
+        return None
+    cookies = http.cookies.SimpleCookie()
+    try:
+        cookies.load(cookie_header)
+    except http.cookies.CookieError:
+        return None
+    morsel = cookies.get(COOKIE_NAME)
+    return morsel.value if morsel is not None else None
 
 
 @settle

@@ -6,8 +6,8 @@ import flask
 
 from kindling.accounts import service as accounts
 from kindling.accounts.models import Organization, Session, User
-from kindling.accounts.sessions import COOKIE_NAME
 from kindling.platform import access
+from kindling.web.authentication import COOKIE_NAME
 from kindling.web.runtime import db, runtime
 
 
