@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
-import json
 from collections.abc import Callable
 from decimal import ROUND_HALF_UP, Decimal
 
@@ -14,16 +13,7 @@ from kindling.accounts.models import Organization
 from kindling.compliance import CURRENCY_UNIT, get_framework, metrics
 from kindling.compliance.metrics import Activity, Evidence, Wellbeing
 from kindling.compliance.report import Line, Report
-from kindling.evidence import log as evidence
-from kindling.evidence.keys import Signer
 from kindling.platform import money, periods
-from kindling.platform.exports import ExportFile, csv_text
-
-CSV_HEADER = (
-    "Framework", "Organization", "Period", "From", "To", "Compliance Rate",
-    "Code", "Title", "Value", "Unit", "Evidence Verified", "Evidence Total",
-)
-MEDIA_TYPES = {"csv": "text/csv; charset=utf-8", "json": "application/json", "pdf": "application/pdf"}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -58,78 +48,6 @@ def build_report(
         compliance_rate=figures.activity.compliance_rate,
         lines=tuple(lines),
     )
-
-
-def report_document(report: Report) -> dict:
-    """The report as the API shows it (the `data` of GET /api/compliance/{framework})."""
-    return {
-        "framework": report.framework.id,
-        "organizationId": report.organization.id,
-        "period": report.window.period,
-        "from": report.window.start.isoformat(),
-        "to": report.window.end.isoformat(),
-        "generatedAt": report.generated_at.isoformat(),
-        "complianceRate": report.compliance_rate,
-        "indicators": [
-            {
-                "code": line.code,
-                "title": line.title,
-                "value": line.value,
-                "unit": line.unit,
-                "evidence": {"verified": line.evidence.verified, "total": line.evidence.total},
-            }
-            for line in report.lines
-        ],
-    }
-
-
-def export_report(
-    db: Session,
-    signer: Signer,
-    *,
-    organization_id: str,
-    framework_id: str,
-    file_format: str,
-    period: str = periods.DEFAULT_PERIOD,
-    now: dt.datetime | None = None,
-) -> ExportFile:
-    """The report as a CSV, JSON or PDF file, stating the evidence head it was computed at and
-    signed over its exact bytes (docs/evidence.md)."""
-    head = evidence.head(db, organization_id=organization_id)
-    report = build_report(db, organization_id=organization_id, framework_id=framework_id, period=period, now=now)
-    if file_format == "csv":
-        content = report_csv(report).encode()
-    elif file_format == "json":
-        content = json.dumps({"data": {**report_document(report), "evidenceHead": head}}, ensure_ascii=False).encode()
-    else:
-        # reportlab takes a tenth of a second to import: every server start would pay for it.
-        from kindling.compliance.pdf import report_pdf
-
-        content = report_pdf(report, evidence_head=head, key_id=signer.key_id)
-    window = report.window
-    name = f"kindling-{report.framework.id}-{report.organization.slug}-{window.period}-{window.end:%Y-%m-%d}.{file_format}"
-    signature = (
-        ("Kindling-Evidence-Head", f"{head['seq']}:{head['hash']}"),
-        ("Kindling-Signature", signer.signature_header(content)),
-    )
-    return ExportFile(filename=name, media_type=MEDIA_TYPES[file_format], content=content, extra_headers=signature)
-
-
-def report_csv(report: Report) -> str:
-    """One CSV row per indicator, each with the report's framework, organization, period and rate."""
-    context = (
-        report.framework.id,
-        report.organization.name,
-        report.window.period,
-        report.window.start.isoformat(),
-        report.window.end.isoformat(),
-        report.compliance_rate,
-    )
-    rows = [
-        (*context, line.code, line.title, line.value, line.unit, line.evidence.verified, line.evidence.total)
-        for line in report.lines
-    ]
-    return csv_text(CSV_HEADER, rows)
 
 
 def _percent(part: int, whole: int) -> float:

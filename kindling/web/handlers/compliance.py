@@ -4,20 +4,20 @@ from __future__ import annotations
 
 import flask
 
-from kindling.compliance import reports as compliance
+from kindling.compliance import exports, reports
 from kindling.platform import access
 from kindling.web.runtime import db, runtime
 
 
 def get_report(framework: str, token_info: dict, period: str):
     caller = access.principal(token_info)
-    report = compliance.build_report(db(), organization_id=caller.organization_id, framework_id=framework, period=period)
-    return {"data": compliance.report_document(report)}, 200
+    report = reports.build_report(db(), organization_id=caller.organization_id, framework_id=framework, period=period)
+    return {"data": exports.report_document(report)}, 200
 
 
 def export_report(body: dict, token_info: dict):
     caller = access.principal(token_info)
-    exported = compliance.export_report(
+    exported = exports.export_report(
         db(),
         runtime().signer,
         organization_id=caller.organization_id,
