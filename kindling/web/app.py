@@ -29,7 +29,7 @@ from kindling.web.overrides.json_encoding import OrjsonJsonifier, OrjsonProvider
 from kindling.web.ratelimit import RateLimitMiddleware
 from kindling.web.requestguard import RequestGuardMiddleware
 from kindling.web.routeguard import RouteGuardMiddleware
-from kindling.web.runtime import Runtime, install
+from kindling.web.runtime import Runtime, own_request_transactions
 
 SPEC = pathlib.Path(__file__).parent.parent / "openapi.yaml"
 
@@ -92,7 +92,7 @@ def create_app(settings: Settings | None = None) -> connexion.FlaskApp:
     # After Connexion's security step, so a caller without a session gets its 401 first.
     app.add_middleware(AuthorizationMiddleware, position=MiddlewarePosition.BEFORE_VALIDATION, operations=operations)
     errors.register(app)
-    install(app.app, state)
+    own_request_transactions(app.app, state)
     return app
 
 

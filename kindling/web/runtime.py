@@ -40,7 +40,7 @@ def db() -> Session:
     return flask.g.db
 
 
-def install(flask_app: flask.Flask, state: Runtime) -> None:
+def own_request_transactions(flask_app: flask.Flask, state: Runtime) -> None:
     """Make the request the one owner of its transaction: commit once on success."""
     flask_app.extensions[EXTENSION] = state
 
