@@ -8,7 +8,7 @@ import pytest
 from sqlalchemy import select
 
 from kindling.donations.models import GivingLedger, GivingPeriod, GivingRequest
-from kindling.persistence.evidence import EvidenceEvent
+from kindling.evidence.models import EvidenceEvent
 from tests.factories import donations as payments
 from tests.helpers import assert_envelope
 
