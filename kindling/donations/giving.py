@@ -106,8 +106,11 @@ def _match(db: Session, donation: Donation) -> list[Change]:
     return changes
 
 
-def _open(db: Session, request: GivingRequest, program: GivingProgram, reason: str | None, *, actor_id: str | None) -> list[Change]:
-    """Store a new request: ineligible with its reason, approved at once when the program says so, else requested."""
+def _open(
+    db: Session, request: GivingRequest, program: GivingProgram, reason: str | None, *, actor_id: str | None, claims: list[str] | None = None
+) -> list[Change]:
+    """Store a new request: ineligible with its reason (claiming nothing), approved at once when the
+    program says so, else requested; a grant claims the check-ins `claims`."""
     now = utcnow()
     request.status = INELIGIBLE if reason else (APPROVED if program.approval == "auto" else REQUESTED)
     request.reason = reason
@@ -116,11 +119,13 @@ def _open(db: Session, request: GivingRequest, program: GivingProgram, reason: s
         request.decided_at = now
     db.add(request)
     db.flush()
-    source = {"donationId": request.donation_id, "ratioPercent": request.ratio_percent, "giftAmount": request.gift_amount} if request.donation_id else {
-        "checkInIds": claimed_check_ins(db, request_ids=[request.id])[request.id],
-        "ratePerHour": request.rate_per_hour,
-        "hours": request.hours,
-    }
+    claimed = [] if reason else list(claims or ())
+    db.add_all(GivingClaim(check_in_id=check_in_id, request_id=request.id) for check_in_id in claimed)
+    db.flush()
+    if request.donation_id:
+        source = {"donationId": request.donation_id, "ratioPercent": request.ratio_percent, "giftAmount": request.gift_amount}
+    else:
+        source = {"checkInIds": claimed, "ratePerHour": request.rate_per_hour, "hours": request.hours}
     data = {
         "programId": program.id,
         "programVersion": request.program_version,
@@ -264,11 +269,7 @@ def request_grant(
         recipient_name=recipient_name.strip(),
         recipient_registration_number=(recipient_registration_number or "").strip() or None,
     )
-    db.add(request)
-    db.flush()
-    if reason is None:
-        db.add_all(GivingClaim(check_in_id=check_in_id, request_id=request.id) for check_in_id in claims)
-    record(db, _open(db, request, program, reason, actor_id=caller.user_id))
+    record(db, _open(db, request, program, reason, actor_id=caller.user_id, claims=claims))
     return request
 
 
