@@ -19,8 +19,8 @@ def payment_secret(runtime, monkeypatch):
     monkeypatch.setattr(runtime, "settings", dataclasses.replace(runtime.settings, payment_webhook_secret=payments.PAYMENT_SECRET))
 
 
-def gift(client, make, account, amount: int):
-    donation = make.donation(account, amount=amount)
+def gift(client, make, account, amount: int, currency: str = "USD"):
+    donation = make.donation(account, amount=amount, currency=currency)
     payload, headers = payments.signed(payments.payment_event("payment_intent.succeeded", donation))
     assert client.post("/webhooks/payments", content=payload, headers=headers).status_code == 200
     return donation
@@ -90,3 +90,40 @@ def test_consultants_are_told_of_requests_made_approved_and_paid(client, make, d
         "organizationId": admin.organization_id, "requestId": request["id"], "programId": request["programId"],
         "kind": "donation_match", "status": "paid", "amount": 1500, "currency": "USD",
     }
+
+
+def test_reports_and_the_portfolio_count_the_companys_giving(client, make, db):
+    admin = make.admin()
+    make.organization(admin).currency = "EUR"
+    db.flush()
+    member = make.member(admin)
+    make.match_program(admin, approval="review")
+    for amount in (2000, 1000, 500):
+        gift(client, make, member, amount, "EUR")
+    first, second, _third = sorted(requests_of(client, admin), key=lambda r: -r["amount"])
+    for request in (first, second):
+        client.post(f"/api/giving/requests/{request['id']}/decision", json={"decision": "approve"}, headers=admin.headers)
+    client.post(f"/api/giving/requests/{first['id']}/payout", json={"reference": "SEPA-1"}, headers=admin.headers)
+    grants = make.grant_program(admin, rate_per_hour=1000)
+    make.check_in(member, make.opportunity(admin), CENTRE)
+    client.post("/api/giving/grants", json={"programId": grants.id, "recipient": {"name": "Parks"}, "hours": 2}, headers=member.headers)
+
+    for framework, matched, granted in (
+        ("gri", "201-1-a-ii (matched giving)", "201-1-a-ii (volunteer grants)"),
+        ("b-corp", "Community: Civic Engagement & Giving (matched giving)", "Community: Civic Engagement & Giving (volunteer grants)"),
+        ("social-value", "NT28 (matched giving)", "NT28 (volunteer grants)"),
+        ("un-sdg", "17.17 (matched giving)", "17.17 (volunteer grants)"),
+    ):
+        lines = {line["code"]: line for line in client.get(f"/api/compliance/{framework}", headers=admin.headers).json()["data"]["indicators"]}
+        assert (lines[matched]["value"], lines[matched]["unit"], lines[matched]["evidence"]) == (30.0, "EUR", {"verified": 1, "total": 2})
+        assert (lines[granted]["value"], lines[granted]["evidence"]) == (20.0, {"verified": 0, "total": 1})
+
+    consultant = make.consultant()
+    make.client(consultant, admin)
+    dollars = make.admin()
+    make.client(consultant, dollars)
+    rows = client.get("/api/bulk/export", params={"format": "json"}, headers=consultant.headers).json()["data"]
+    assert sorted((row["currency"], row["matchedGiving"], row["donations"]) for row in rows) == [("EUR", 30.0, 35.0), ("USD", 0.0, 0.0)]
+    csv_text = client.get("/api/bulk/export", params={"format": "csv"}, headers=consultant.headers).text
+    assert csv_text.splitlines()[0] == "Client,Kindness Acts,Volunteer Hours,Donations,Compliance Rate"
+    assert {len(line.split(",")) for line in csv_text.splitlines()} == {5}
