@@ -68,13 +68,10 @@ def _match(db: Session, donation: Donation) -> list[Change]:
     if not eligible_programs:
         return []
     person = db.get_one(User, donation.user_id)
-    already = set(
-        db.scalars(select(GivingRequest.program_id).where(GivingRequest.donation_id == donation.id))
-    )
     changes = []
+    # A donation becomes succeeded once (kindling/donations/service.py), under its row lock; the
+    # unique (donation, program) pair holds the rule should that ever change.
     for program in eligible_programs:
-        if program.id in already:
-            continue
         period = programs.period_start(program, donation.created_at)
         computed = donation.amount * program.ratio_percent // 100
         wanted = min(computed, program.maximum_match_per_gift or computed)
@@ -122,6 +119,7 @@ def _open(
     claimed = [] if reason else list(claims or ())
     db.add_all(GivingClaim(check_in_id=check_in_id, request_id=request.id) for check_in_id in claimed)
     db.flush()
+    ledger.tally(db, request=request, previous=None)
     if request.donation_id:
         source = {"donationId": request.donation_id, "ratioPercent": request.ratio_percent, "giftAmount": request.gift_amount}
     else:
@@ -160,6 +158,7 @@ def _reverse(db: Session, donation: Donation) -> list[Change]:
             ledger.release(db, program_id=request.program_id, period=request.period_start, user_id=request.user_id, amount=request.amount)
         request.status = REVERSED
         request.reversed_at = request.updated_at = now
+        ledger.tally(db, request=request, previous=previous)
         data = {"previousStatus": previous, "amount": request.amount, "currency": request.currency, "clawback": request.clawback, "donationId": donation.id}
         changes.append(Change(request, evidence.GIVING_REVERSED, data, None))
     db.flush()
@@ -289,6 +288,7 @@ def decide(db: Session, *, caller: Principal, request_id: str, decision: str, re
         request.status = DECLINED
     else:
         request.status = APPROVED
+    ledger.tally(db, request=request, previous=REQUESTED)
     request.decided_by, request.decided_at, request.updated_at = caller.user_id, now, now
     request.decision_reason = reason
     request.decision_note = (note or "").strip() or None
@@ -308,6 +308,7 @@ def pay(db: Session, *, caller: Principal, request_id: str, reference: str) -> G
         raise Conflict(f"The request is {request.status}; only an approved one is paid", code="invalid_transition")
     now = utcnow()
     request.status = PAID
+    ledger.tally(db, request=request, previous=APPROVED)
     request.payout_reference = reference.strip()
     request.paid_by, request.paid_at, request.updated_at = caller.user_id, now, now
     db.flush()

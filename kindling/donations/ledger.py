@@ -15,9 +15,12 @@ from sqlalchemy import select, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session
 
-from kindling.donations.models import GivingLedger, GivingPeriod, GivingProgram
+from kindling.donations.models import GivingLedger, GivingPeriod, GivingProgram, GivingRequest
 
 PERSON_CAP_REACHED, BUDGET_EXHAUSTED = "person_cap_reached", "budget_exhausted"
+# The statuses whose amounts the period tallies, and those whose grant hours count as granted.
+AMOUNTS = ("requested", "approved", "paid")
+GRANTED = ("approved", "paid")
 
 
 def reserve(db: Session, *, program: GivingProgram, period: dt.date, user_id: str, wanted: int) -> tuple[int, str | None]:
@@ -49,11 +52,35 @@ def release(db: Session, *, program_id: str, period: dt.date, user_id: str, amou
     _add(db, GivingPeriod, budget, -amount)
 
 
+def tally(db: Session, *, request: GivingRequest, previous: str | None) -> None:
+    """Move a request from `previous` (None when it is new) to its status in its period's tallies,
+    which the summary reads (under the period row's lock, taken after the person's)."""
+    key = {"program_id": request.program_id, "period_start": request.period_start}
+    _made(db, GivingPeriod, key)
+    changes: dict[str, object] = {}
+    for status, sign in ((previous, -1), (request.status, 1)):
+        if status is None:
+            continue
+        column = getattr(GivingPeriod, f"{status}_count")
+        changes[column.key] = changes.get(column.key, column) + sign
+        if status in AMOUNTS:
+            column = getattr(GivingPeriod, f"{status}_amount")
+            changes[column.key] = changes.get(column.key, column) + sign * request.amount
+    granting = (previous in GRANTED, request.status in GRANTED)
+    if request.hours and granting[0] != granting[1]:
+        changes["granted_hours"] = GivingPeriod.granted_hours + (request.hours if granting[1] else -request.hours)
+    db.execute(update(GivingPeriod).filter_by(**key).values(**changes))
+
+
 def _locked(db: Session, model, key: dict) -> int:
     """The row's reserved amount, made if missing, locked until the transaction ends."""
-    dialect = postgresql if db.get_bind().dialect.name == "postgresql" else sqlite
-    db.execute(dialect.insert(model).values(**key, reserved=0).on_conflict_do_nothing())
+    _made(db, model, key)
     return db.execute(select(model.reserved).filter_by(**key).with_for_update()).scalar_one()
+
+
+def _made(db: Session, model, key: dict) -> None:
+    dialect = postgresql if db.get_bind().dialect.name == "postgresql" else sqlite
+    db.execute(dialect.insert(model).values(**key).on_conflict_do_nothing())
 
 
 def _add(db: Session, model, key: dict, amount: int) -> None:

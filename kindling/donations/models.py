@@ -67,13 +67,25 @@ class GivingProgram(Base):
 
 
 class GivingPeriod(Base):
-    """What a program has reserved in one period; its row lock orders reservations against the budget."""
+    """What a program has reserved in one period, and its requests tallied by status for the summary;
+    its row lock orders reservations against the budget."""
 
     __tablename__ = "giving_periods"
 
     program_id: Mapped[str] = mapped_column(ForeignKey("giving_programs.id"), primary_key=True)
     period_start: Mapped[dt.date] = mapped_column(Date, primary_key=True)
     reserved: Mapped[int] = mapped_column(BigInteger, default=0)
+    requested_count: Mapped[int] = mapped_column(default=0)
+    approved_count: Mapped[int] = mapped_column(default=0)
+    paid_count: Mapped[int] = mapped_column(default=0)
+    declined_count: Mapped[int] = mapped_column(default=0)
+    reversed_count: Mapped[int] = mapped_column(default=0)
+    ineligible_count: Mapped[int] = mapped_column(default=0)
+    requested_amount: Mapped[int] = mapped_column(BigInteger, default=0)
+    approved_amount: Mapped[int] = mapped_column(BigInteger, default=0)
+    paid_amount: Mapped[int] = mapped_column(BigInteger, default=0)
+    # Hours of the approved and paid grants.
+    granted_hours: Mapped[float] = mapped_column(default=0.0)
 
 
 class GivingLedger(Base):
@@ -96,7 +108,6 @@ class GivingRequest(Base):
         UniqueConstraint("donation_id", "program_id"),
         Index("ix_giving_requests_organization_id_created_at", "organization_id", "created_at", "id"),
         Index("ix_giving_requests_user_id_created_at", "user_id", "created_at", "id"),
-        # The summary adds up a program's period by status.
         Index("ix_giving_requests_program_id_period_start", "program_id", "period_start", "status"),
     )
 

@@ -5,12 +5,12 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 
-from sqlalchemy import func, select
+from sqlalchemy import and_, case, func, or_, select
 from sqlalchemy.orm import Session
 
 from kindling.accounts.models import Organization, User
-from kindling.donations import giving, programs
-from kindling.donations.models import GivingLedger, GivingPeriod, GivingProgram, GivingRequest
+from kindling.donations import programs
+from kindling.donations.models import GivingLedger, GivingPeriod, GivingProgram
 from kindling.platform.access import Principal
 from kindling.platform.base import utcnow
 
@@ -19,65 +19,60 @@ from kindling.platform.base import utcnow
 class ProgramSummary:
     program: GivingProgram
     period_start: dt.date
-    counts: dict[str, int]  # requests by status
-    amounts: dict[str, int]  # reserved amounts by status
-    hours_granted: float  # of approved and paid grants
-    budget_used: int
+    tally: GivingPeriod | None  # None when the period has no request
     people_at_cap: int
     participants: int  # people with a request that reserves money
     eligible_people: int
 
 
 def summarize(db: Session, *, caller: Principal, year: int | None = None) -> tuple[str, list[ProgramSummary]]:
-    """Each program of the organization over its period starting in `year` (default: the one it is in now); and the currency."""
+    """Each program of the organization over its period starting in `year` (default: the one it is in now); and the currency.
+
+    Read from the tallies each period row keeps and the people's ledger rows, never from the
+    requests themselves, so it costs the same at any number of requests.
+    """
     organization_id = caller.organization_id
     currency = db.scalar(select(Organization.currency).where(Organization.id == organization_id))
     all_programs = db.scalars(
         select(GivingProgram).where(GivingProgram.organization_id == organization_id).order_by(GivingProgram.created_at, GivingProgram.id)
     ).all()
+    if not all_programs:
+        return currency, []
     now = utcnow()
     starts = {
         program.id: dt.date(year, program.period_start_month, 1) if year is not None else programs.period_start(program, now)
         for program in all_programs
     }
-    summaries = []
-    people = db.execute(select(User).where(User.organization_id == organization_id, User.active.is_(True))).scalars().all()
-    for program in all_programs:
-        start = starts[program.id]
-        in_period = (GivingRequest.program_id == program.id, GivingRequest.period_start == start)
-        counts, amounts, hours = {}, {}, 0.0
-        for status, count, amount, granted_hours in db.execute(
-            select(GivingRequest.status, func.count(), func.coalesce(func.sum(GivingRequest.amount), 0), func.coalesce(func.sum(GivingRequest.hours), 0))
-            .where(*in_period)
-            .group_by(GivingRequest.status)
-        ):
-            counts[status], amounts[status] = count, int(amount)
-            if status in (giving.APPROVED, giving.PAID):
-                hours += float(granted_hours)
-        participants = db.scalar(
-            select(func.count(func.distinct(GivingRequest.user_id))).where(*in_period, GivingRequest.status.in_(giving.RESERVING))
-        )
-        budget_used = db.scalar(
-            select(GivingPeriod.reserved).where(GivingPeriod.program_id == program.id, GivingPeriod.period_start == start)
-        ) or 0
-        at_cap = db.scalar(
-            select(func.count()).where(
-                GivingLedger.program_id == program.id,
-                GivingLedger.period_start == start,
-                GivingLedger.reserved >= program.per_person_cap,
+    periods = list(starts.items())
+    tallies = {row.program_id: row for row in db.scalars(select(GivingPeriod).where(_in_periods(GivingPeriod, periods)))}
+    caps = {program.id: program.per_person_cap for program in all_programs}
+    cap = case(*((GivingLedger.program_id == program_id, limit) for program_id, limit in caps.items()))
+    people = {
+        program_id: (participants, at_cap)
+        for program_id, participants, at_cap in db.execute(
+            select(
+                GivingLedger.program_id,
+                # A request that reserves money reserves at least 1, so these are the people with one.
+                func.count().filter(GivingLedger.reserved > 0),
+                func.count().filter(GivingLedger.reserved >= cap),
             )
+            .where(_in_periods(GivingLedger, periods))
+            .group_by(GivingLedger.program_id)
         )
-        summaries.append(
-            ProgramSummary(
-                program=program,
-                period_start=start,
-                counts=counts,
-                amounts=amounts,
-                hours_granted=hours,
-                budget_used=int(budget_used),
-                people_at_cap=at_cap,
-                participants=participants,
-                eligible_people=sum(1 for person in people if programs.is_eligible(program, person)),
-            )
+    }
+    members = db.scalars(select(User).where(User.organization_id == organization_id, User.active.is_(True))).all()
+    return currency, [
+        ProgramSummary(
+            program=program,
+            period_start=starts[program.id],
+            tally=tallies.get(program.id),
+            participants=people.get(program.id, (0, 0))[0],
+            people_at_cap=people.get(program.id, (0, 0))[1],
+            eligible_people=sum(1 for person in members if programs.is_eligible(program, person)),
         )
-    return currency, summaries
+        for program in all_programs
+    ]
+
+
+def _in_periods(model, periods: list[tuple[str, dt.date]]):
+    return or_(*(and_(model.program_id == program_id, model.period_start == start) for program_id, start in periods))

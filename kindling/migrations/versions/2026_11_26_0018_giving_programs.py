@@ -58,6 +58,16 @@ def upgrade() -> None:
     sa.Column('program_id', sa.String(length=36), nullable=False),
     sa.Column('period_start', sa.Date(), nullable=False),
     sa.Column('reserved', sa.BigInteger(), nullable=False),
+    sa.Column('requested_count', sa.Integer(), nullable=False),
+    sa.Column('approved_count', sa.Integer(), nullable=False),
+    sa.Column('paid_count', sa.Integer(), nullable=False),
+    sa.Column('declined_count', sa.Integer(), nullable=False),
+    sa.Column('reversed_count', sa.Integer(), nullable=False),
+    sa.Column('ineligible_count', sa.Integer(), nullable=False),
+    sa.Column('requested_amount', sa.BigInteger(), nullable=False),
+    sa.Column('approved_amount', sa.BigInteger(), nullable=False),
+    sa.Column('paid_amount', sa.BigInteger(), nullable=False),
+    sa.Column('granted_hours', sa.Double(), nullable=False),
     sa.ForeignKeyConstraint(['program_id'], ['giving_programs.id'], name=op.f('fk_giving_periods_program_id_giving_programs')),
     sa.PrimaryKeyConstraint('program_id', 'period_start', name=op.f('pk_giving_periods'))
     )

@@ -107,28 +107,28 @@ def get_summary(token_info: dict, period: str | None = None):
 
 
 def _summary_body(item: summary.ProgramSummary) -> dict:
-    program, amounts = item.program, item.amounts
-    approved = amounts.get(giving.APPROVED, 0) + amounts.get(giving.PAID, 0)
-    budget_left = None if program.budget is None else max(program.budget - item.budget_used, 0)
+    program, tally = item.program, item.tally
+    figure = (lambda name: getattr(tally, name)) if tally is not None else (lambda name: 0)
+    budget_left = None if program.budget is None else max(program.budget - figure("reserved"), 0)
     return {
         "programId": program.id,
         "name": program.name,
         "kind": program.kind,
         "periodStart": item.period_start.isoformat(),
         "periodEnd": programs.period_end(item.period_start).isoformat(),
-        "requested": amounts.get(giving.REQUESTED, 0),
-        "approved": approved,
-        "paid": amounts.get(giving.PAID, 0),
-        "outstanding": amounts.get(giving.APPROVED, 0),
-        "budget": {"total": program.budget, "used": item.budget_used, "left": budget_left},
+        "requested": figure("requested_amount"),
+        "approved": figure("approved_amount") + figure("paid_amount"),
+        "paid": figure("paid_amount"),
+        "outstanding": figure("approved_amount"),
+        "budget": {"total": program.budget, "used": figure("reserved"), "left": budget_left},
         "peopleAtCap": item.people_at_cap,
         "participation": {
             "people": item.participants,
             "eligiblePeople": item.eligible_people,
             "percent": round(100 * item.participants / item.eligible_people, 1) if item.eligible_people else 0.0,
         },
-        "hoursGranted": round(item.hours_granted, 2),
-        "requests": {status: item.counts.get(status, 0) for status in STATUSES},
+        "hoursGranted": round(figure("granted_hours"), 2),
+        "requests": {status: figure(f"{status}_count") for status in STATUSES},
     }
 
 
