@@ -77,9 +77,10 @@ SLICES = {
     "webhooks": set(),
     "consulting": {"accounts", "evidence", "webhooks"},
     "branding": {"accounts", "consulting", "themes", "webhooks"},
-    "donations": {"accounts", "evidence", "webhooks"},
     "kindness": {"accounts", "consulting", "evidence", "webhooks"},
     "volunteering": {"accounts", "consulting", "evidence", "webhooks"},
+    # Grants claim verified check-ins; giving requests are told to the organization's consultants.
+    "donations": {"accounts", "consulting", "evidence", "volunteering", "webhooks"},
     "compliance": {"accounts", "consulting", "donations", "evidence", "kindness", "volunteering", "wellbeing"},
 }
 # Single modules that stand above their slice: the providers' webhooks settle donations and

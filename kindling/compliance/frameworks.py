@@ -50,6 +50,12 @@ METRICS: Mapping[str, Metric] = MappingProxyType({
         "donations", "Donations that succeeded; evidence: succeeded donations of all donations."),
     "donation_amount": Metric(
         CURRENCY_UNIT, "Succeeded donations in major currency units; evidence: succeeded donations of all donations."),
+    "matched_giving_amount": Metric(
+        CURRENCY_UNIT, "The company's matches of its people's gifts, approved or paid, in major currency units; "
+                       "evidence: those paid with a payout reference, of them."),
+    "volunteer_grant_amount": Metric(
+        CURRENCY_UNIT, "The company's grants for its people's verified volunteer hours, approved or paid, in major "
+                       "currency units; evidence: those paid with a payout reference, of them."),
     "wellbeing_participation": Metric(
         "percent", "Share of active members who answered the wellbeing survey, from its published weeks "
                    "(at most 100); evidence: published respondents of active members."),

@@ -22,7 +22,8 @@ from sqlalchemy import Select, func, literal_column, select
 from sqlalchemy.orm import Session
 
 from kindling.accounts.models import Organization, User
-from kindling.donations.models import Donation
+from kindling.donations.models import Donation, GivingRequest
+from kindling.donations.programs import DONATION_MATCH, VOLUNTEER_GRANT
 from kindling.kindness.models import KindnessAct
 from kindling.kindness.stats import CATEGORIES
 from kindling.platform.periods import Window
@@ -32,6 +33,9 @@ from kindling.wellbeing import service as survey
 # An act whose verified level is supervisor verification (3) or above carries evidence (docs/decisions.md §9).
 EVIDENCE_LEVEL = 3
 SUCCEEDED = "succeeded"
+# Giving requests that commit the company's money (docs/decisions.md §14).
+PAID = "paid"
+COMMITTED = ("approved", PAID)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -54,6 +58,12 @@ class Activity:
     donations: Evidence  # succeeded donations, of all donations
     donated_minor_units: int  # sum of succeeded donations, in the organization's currency
     compliance_rate: float  # percent to 1 decimal, 0 without activity (docs/decisions.md §9)
+    # The company's own giving (docs/decisions.md §14): approved and paid requests, in the
+    # organization's currency; evidence: those paid with a payout reference, of them.
+    matches: Evidence
+    matched_minor_units: int
+    grants: Evidence
+    granted_minor_units: int
 
 
 @dataclasses.dataclass(frozen=True)
@@ -80,6 +90,7 @@ def activity(db: Session, *, organization_ids: Collection[str], window: Window) 
     kindness = _kindness(ids, window).subquery("kindness")
     check_ins = _check_ins(ids, window).subquery("check_ins")
     donations = _donations(ids, window).subquery("donations")
+    giving = _giving(ids, window).subquery("giving")
 
     records = _zero_if_null(kindness.c.acts) + _zero_if_null(check_ins.c.check_ins) + _zero_if_null(donations.c.donations)
     evidenced = _zero_if_null(kindness.c.verified_acts) + _zero_if_null(check_ins.c.verified) + _zero_if_null(donations.c.succeeded)
@@ -104,10 +115,12 @@ def activity(db: Session, *, organization_ids: Collection[str], window: Window) 
             _zero_if_null(donations.c.succeeded),
             _zero_if_null(donations.c.amount),
             rate,
+            *(_zero_if_null(giving.c[name]) for name in ("matches", "matches_paid", "matched", "grants", "grants_paid", "granted")),
         )
         .outerjoin(kindness, kindness.c.organization_id == Organization.id)
         .outerjoin(check_ins, check_ins.c.organization_id == Organization.id)
         .outerjoin(donations, donations.c.organization_id == Organization.id)
+        .outerjoin(giving, giving.c.organization_id == Organization.id)
         .where(Organization.id.in_(ids))
     )
     return {row[0]: _activity(row[1:]) for row in db.execute(statement)}
@@ -180,10 +193,36 @@ def _donations(ids: list[str], window: Window) -> Select:
     )
 
 
+def _giving(ids: list[str], window: Window) -> Select:
+    committed = GivingRequest.status.in_(COMMITTED)
+    paid = (GivingRequest.status == PAID) & GivingRequest.payout_reference.is_not(None)
+    columns = []
+    for kind, requests, paid_requests, amount in (
+        (DONATION_MATCH, "matches", "matches_paid", "matched"),
+        (VOLUNTEER_GRANT, "grants", "grants_paid", "granted"),
+    ):
+        of_kind = GivingRequest.kind == kind
+        columns += [
+            func.count().filter(of_kind, committed).label(requests),
+            func.count().filter(of_kind, paid).label(paid_requests),
+            func.sum(GivingRequest.amount).filter(of_kind, committed).label(amount),
+        ]
+    return (
+        select(GivingRequest.organization_id, *columns)
+        .where(
+            GivingRequest.organization_id.in_(ids),
+            GivingRequest.created_at >= window.start,
+            GivingRequest.created_at <= window.end,
+        )
+        .group_by(GivingRequest.organization_id)
+    )
+
+
 def _activity(row) -> Activity:
     acts, verified_acts, *rest = row
     by_category = {category: Evidence(rest[2 * n + 1], rest[2 * n]) for n, category in enumerate(CATEGORIES)}
-    check_ins, verified, hours, participants, donations, succeeded, amount, rate = rest[2 * len(CATEGORIES):]
+    check_ins, verified, hours, participants, donations, succeeded, amount, rate, *giving = rest[2 * len(CATEGORIES):]
+    matches, matches_paid, matched, grants, grants_paid, granted = giving
     return Activity(
         kindness=Evidence(verified_acts, acts),
         kindness_by_category=by_category,
@@ -193,6 +232,10 @@ def _activity(row) -> Activity:
         donations=Evidence(succeeded, donations),
         donated_minor_units=int(amount),
         compliance_rate=float(rate),
+        matches=Evidence(matches_paid, matches),
+        matched_minor_units=int(matched),
+        grants=Evidence(grants_paid, grants),
+        granted_minor_units=int(granted),
     )
 
 

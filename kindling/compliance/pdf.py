@@ -15,6 +15,7 @@ from reportlab.lib.styles import ParagraphStyle, getSampleStyleSheet
 from reportlab.lib.units import mm
 from reportlab.platypus import KeepTogether, Paragraph, SimpleDocTemplate, Spacer, Table, TableStyle
 
+from kindling.compliance.frameworks import CURRENCY_UNIT, METRICS
 from kindling.compliance.report import Line, Report
 from kindling.platform import money
 
@@ -133,7 +134,7 @@ def _display_value(line: Line) -> str:
     """The value as the PDF prints it: thousands separated, the unit's decimals, or `withheld`."""
     if line.value is None:
         return WITHHELD
-    if line.metric == "donation_amount":
+    if METRICS[line.metric].unit == CURRENCY_UNIT:
         return f"{line.value:,.{money.exponent(line.unit)}f}"
     if line.unit in DECIMALS:
         return f"{line.value:,.{DECIMALS[line.unit]}f}"

@@ -25,6 +25,8 @@ class Row:
     kindness_acts: int
     volunteer_hours: Decimal  # of verified check-ins, to 1 decimal
     donations: Decimal  # succeeded, in major units of the client's currency, to 2 decimals
+    matched_giving: Decimal  # the client's approved and paid matches (docs/decisions.md §14), the same way
+    currency: str  # ISO 4217, of both amounts
     compliance_rate: float
 
 
@@ -54,13 +56,17 @@ def build_portfolio(
                 client=organization.name,
                 kindness_acts=activity.kindness.total,
                 volunteer_hours=metrics.rounded(activity.volunteer_hours, 1),
-                donations=money.major_units(activity.donated_minor_units, organization.currency).quantize(
-                    CENT, ROUND_HALF_UP
-                ),
+                donations=_major(activity.donated_minor_units, organization.currency),
+                matched_giving=_major(activity.matched_minor_units, organization.currency),
+                currency=organization.currency,
                 compliance_rate=activity.compliance_rate,
             )
         )
     return Portfolio(window=window, rows=rows)
+
+
+def _major(minor: int, currency: str) -> Decimal:
+    return money.major_units(minor, currency).quantize(CENT, ROUND_HALF_UP)
 
 
 def portfolio_csv(portfolio: Portfolio) -> ExportFile:

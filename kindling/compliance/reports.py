@@ -100,6 +100,12 @@ MEASURES: dict[str, Callable[[_Figures], tuple]] = {
     "donation_amount": lambda f: (
         float(money.major_units(f.activity.donated_minor_units, f.currency)), f.activity.donations
     ),
+    "matched_giving_amount": lambda f: (
+        float(money.major_units(f.activity.matched_minor_units, f.currency)), f.activity.matches
+    ),
+    "volunteer_grant_amount": lambda f: (
+        float(money.major_units(f.activity.granted_minor_units, f.currency)), f.activity.grants
+    ),
     "wellbeing_participation": _survey(
         # Published respondents may include people who have left since: at most everyone.
         lambda s: min(_percent(s.respondents, s.active_members), 100.0), _participation

@@ -1,1 +1,1 @@
-"""Donations and the payment events that settle them."""
+"""Donations, and the giving programs that match them and pay for volunteered hours."""

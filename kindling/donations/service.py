@@ -8,6 +8,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from kindling.accounts.models import Organization
+from kindling.donations import giving
 from kindling.donations.models import Donation
 from kindling.errors import NotFound, invalid
 from kindling.evidence import log as evidence
@@ -124,6 +125,8 @@ def apply_payment_event(db: Session, *, event_id: str, event_type: str, payment:
     if target == "succeeded":
         donation.succeeded_at = now
     db.flush()
+    # Matches reserve under the ledger's locks before the evidence head is locked (kindling/donations/ledger.py).
+    matches = giving.on_donation_status(db, donation=donation)
     evidence.append(
         db,
         organization_id=donation.organization_id,
@@ -139,4 +142,5 @@ def apply_payment_event(db: Session, *, event_id: str, event_type: str, payment:
             "providerEventType": event_type,
         },
     )
+    giving.record(db, matches)
     return True

@@ -25,6 +25,12 @@ CHECK_IN_RECORDED = "check_in.recorded"  # {opportunityId, distanceMeters, verif
 CHECK_IN_APPROVED = "check_in.approved"  # {opportunityId, verified}
 DONATION_STATUS_SET = "donation.status_set"  # {status, previousStatus, amount, currency, providerEventId, providerEventType}
 IMPORTED = "imported"  # a record that existed before the log: {recordedAt, …}
+# Giving programs (docs/decisions.md §14): money in minor units of `currency`.
+GIVING_PROGRAM_SET = "giving.program_set"  # {version, kind, active, approval, periodStartMonth, perPersonCap, budget, ratioPercent, minimumGift, maximumMatchPerGift, ratePerHour, minimumHours, currency}
+GIVING_REQUESTED = "giving.requested"  # {programId, programVersion, kind, status, reason, amount, computedAmount, capped, currency, donationId | checkInIds, ratioPercent | ratePerHour, hours?}
+GIVING_DECIDED = "giving.decided"  # {decision, status, amount}
+GIVING_PAID = "giving.paid"  # {amount, currency}
+GIVING_REVERSED = "giving.reversed"  # {previousStatus, amount, currency, clawback, donationId}
 EVENT_TYPES = (
     ACT_RECORDED,
     ACT_CHANGED,
@@ -34,6 +40,11 @@ EVENT_TYPES = (
     CHECK_IN_APPROVED,
     DONATION_STATUS_SET,
     IMPORTED,
+    GIVING_PROGRAM_SET,
+    GIVING_REQUESTED,
+    GIVING_DECIDED,
+    GIVING_PAID,
+    GIVING_REVERSED,
 )
 
 _events = EvidenceEvent.__table__

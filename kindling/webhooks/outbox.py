@@ -12,7 +12,16 @@ from sqlalchemy.orm import Session as DbSession
 from kindling.platform.base import utcnow
 from kindling.webhooks.models import WebhookDelivery, WebhookEndpoint, WebhookEvent
 
-EVENT_TYPES = ("client.invited", "client.accepted", "client.cancelled", "theme.updated", "portfolio.milestone")
+EVENT_TYPES = (
+    "client.invited",
+    "client.accepted",
+    "client.cancelled",
+    "theme.updated",
+    "portfolio.milestone",
+    "giving.request.created",
+    "giving.request.approved",
+    "giving.request.paid",
+)
 
 
 def subscribed(db: DbSession, *, consultant_id: str, type: str) -> bool:

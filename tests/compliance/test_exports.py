@@ -43,7 +43,7 @@ def test_csv_has_a_header_and_a_row_per_indicator(client, busy):
     rows = list(csv.reader(io.StringIO(response.text, newline="")))
     assert rows[0] == CSV_HEADER
     by_code = {row[6]: row for row in rows[1:]}
-    assert list(by_code) == ["201-1", "403-4", "403-6", "413-1"]
+    assert list(by_code) == ["201-1", "201-1-a-ii (matched giving)", "201-1-a-ii (volunteer grants)", "403-4", "403-6", "413-1"]
     assert {row[0] for row in rows[1:]} == {"gri"} and {row[5] for row in rows[1:]} == {"54.5"}
     assert by_code["201-1"][8:] == ["35.0", "USD", "2", "4"]
     assert by_code["403-4"][8:] == ["", "percent", "0", "3"]  # withheld: an empty cell

@@ -31,6 +31,8 @@ def test_metric_vocabulary_and_units():
         "volunteer_participants": "people",
         "donations_succeeded": "donations",
         "donation_amount": CURRENCY_UNIT,
+        "matched_giving_amount": CURRENCY_UNIT,
+        "volunteer_grant_amount": CURRENCY_UNIT,
         "wellbeing_participation": "percent",
         "wellbeing_mood_average": "score 1-5",
         "wellbeing_stress_average": "score 1-5",

@@ -11,7 +11,7 @@ import pytest
 from kindling.consulting import clients
 
 HEADER = ["Client", "Kindness Acts", "Volunteer Hours", "Donations", "Compliance Rate"]
-ROW_FIELDS = {"organizationId", "client", "kindnessActs", "volunteerHours", "donations", "complianceRate"}
+ROW_FIELDS = {"organizationId", "client", "kindnessActs", "volunteerHours", "donations", "matchedGiving", "currency", "complianceRate"}
 
 
 def portfolio(client, consultant, **params):
@@ -89,6 +89,7 @@ def test_json_rows_and_window(client, db, make, consultant, busy):
     assert set(row) == ROW_FIELDS
     assert row["organizationId"] == busy.organization_id
     assert (row["kindnessActs"], row["volunteerHours"], row["donations"], row["complianceRate"]) == (4, 4.5, 35.0, 54.5)
+    assert (row["matchedGiving"], row["currency"]) == (0.0, "USD")
 
 
 def test_period_defaults_to_a_month(client, db, make, consultant):

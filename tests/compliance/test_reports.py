@@ -40,6 +40,16 @@ def test_report_of_a_known_month(client, busy):
             "unit": "USD",
             "evidence": {"verified": 2, "total": 4},
         },
+        **{
+            f"201-1-a-ii ({part})": {
+                "code": f"201-1-a-ii ({part})",
+                "title": "Direct economic value generated and distributed – community investments",
+                "value": 0.0,
+                "unit": "USD",
+                "evidence": {"verified": 0, "total": 0},
+            }
+            for part in ("matched giving", "volunteer grants")
+        },
         "403-4": {
             "code": "403-4",
             "title": "Worker participation, consultation, and communication on occupational health and safety",

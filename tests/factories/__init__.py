@@ -15,6 +15,7 @@ from tests.factories.accounts import PASSWORD, Account, Accounts
 from tests.factories.activity import Activity
 from tests.factories.clients import Clients
 from tests.factories.donations import Donations
+from tests.factories.giving import Giving
 from tests.factories.kindness import Kindness
 from tests.factories.themes import Themes
 from tests.factories.volunteering import Volunteering
@@ -24,7 +25,7 @@ from tests.factories.wellbeing import Wellbeing
 __all__ = ["PASSWORD", "Account", "Factories"]
 
 
-class Factories(Accounts, Clients, Donations, Kindness, Themes, Volunteering, Webhooks, Wellbeing):
+class Factories(Accounts, Clients, Donations, Giving, Kindness, Themes, Volunteering, Webhooks, Wellbeing):
     """Records made in `db`; kindness acts also update statistics kept in `cache`."""
 
     def __init__(self, db: Session, cache: Cache) -> None:

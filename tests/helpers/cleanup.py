@@ -7,6 +7,7 @@ from sqlalchemy.orm import Session
 
 from kindling.accounts.models import Organization, User
 from kindling.accounts.models import Session as UserSession
+from kindling.donations.models import Donation, GivingLedger, GivingPeriod, GivingProgram, GivingRequest
 from kindling.kindness.models import KindnessAct, KindnessRecipientTally, KindnessTally
 
 
@@ -22,9 +23,15 @@ def forget_evidence(db: Session, organization_id: str) -> None:
 
 
 def forget(db: Session, organization_id: str) -> None:
-    """Remove the organization, its people, their sessions, its acts and its evidence log."""
+    """Remove the organization, its people, their sessions, its acts, donations, giving and evidence log."""
     users = select(User.id).where(User.organization_id == organization_id)
     forget_evidence(db, organization_id)
+    program_ids = select(GivingProgram.id).where(GivingProgram.organization_id == organization_id)
+    db.execute(delete(GivingRequest).where(GivingRequest.organization_id == organization_id))
+    for model in (GivingLedger, GivingPeriod):
+        db.execute(delete(model).where(model.program_id.in_(program_ids)))
+    db.execute(delete(GivingProgram).where(GivingProgram.organization_id == organization_id))
+    db.execute(delete(Donation).where(Donation.organization_id == organization_id))
     for model in (KindnessAct, KindnessTally, KindnessRecipientTally):
         db.execute(delete(model).where(model.organization_id == organization_id))
     db.execute(delete(UserSession).where(UserSession.user_id.in_(users)))

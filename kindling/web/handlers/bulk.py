@@ -63,6 +63,8 @@ def export_portfolio(token_info: dict, format_: str, period: str):
                 "kindnessActs": row.kindness_acts,
                 "volunteerHours": float(row.volunteer_hours),
                 "donations": float(row.donations),
+                "matchedGiving": float(row.matched_giving),
+                "currency": row.currency,
                 "complianceRate": row.compliance_rate,
             }
             for row in report.rows

@@ -1,0 +1,109 @@
+"""Caps and budgets hold when many donations succeed at once (docs/decisions.md §14): signed
+payment webhooks sent together from parallel threads to a live server, two worker processes
+on PostgreSQL (one process on SQLite, which serialises writers)."""
+
+from __future__ import annotations
+
+import threading
+import uuid
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+import requests
+from sqlalchemy.orm import Session
+
+from kindling.donations.models import Donation
+from tests.factories import donations as payments
+from tests.helpers import SignedUp, call, sign_up
+from tests.helpers.cleanup import forget
+
+pytestmark = pytest.mark.live
+
+GIFT = 1000
+GIFTS = 20
+
+
+def _server(live_server, runtime):
+    return live_server(
+        workers=1 if runtime.settings.embedded else 2,
+        PAYMENT_WEBHOOK_SECRET=payments.PAYMENT_SECRET,
+        RATE_LIMIT_MULTIPLIER="1000",
+    )
+
+
+def _donations(server, people: list[SignedUp], per_person: int) -> list[dict]:
+    return [
+        call(server, "POST", "/api/donations", person.token, json={"amount": GIFT, "currency": "USD", "recipient": {"name": "Food bank"}}).json()["data"]
+        for person in people
+        for _ in range(per_person)
+    ]
+
+
+def _settle_at_once(server, donations: list[dict]) -> None:
+    start = threading.Barrier(len(donations))
+
+    def deliver(donation: dict) -> int:
+        event = payments.payment_event(
+            "payment_intent.succeeded",
+            Donation(id=donation["id"], amount=donation["amount"], currency=donation["currency"]),
+            # Event ids of their own: the server's record of handled events outlives the test.
+            event_id=f"evt_{uuid.uuid4().hex}",
+        )
+        payload, headers = payments.signed(event)
+        start.wait()
+        return requests.post(f"{server.url}/webhooks/payments", data=payload, headers=headers, timeout=60).status_code
+
+    with ThreadPoolExecutor(len(donations)) as pool:
+        assert list(pool.map(deliver, donations)) == [200] * len(donations)
+
+
+def _requests(server, admin: SignedUp) -> list[dict]:
+    return call(server, "GET", "/api/giving/requests", admin.token, params={"limit": 200}).json()["data"]
+
+
+def _organization(server, admin: SignedUp) -> dict:
+    return call(server, "GET", "/api/auth/session", admin.token).json()["data"]["organization"]
+
+
+@pytest.fixture
+def organizations(runtime):
+    made: list[str] = []
+    yield made
+    with Session(runtime.engine) as db:
+        for organization_id in made:
+            forget(db, organization_id)
+
+
+def test_twenty_gifts_of_one_person_at_once_never_exceed_the_cap(live_server, runtime, organizations):
+    server = _server(live_server, runtime)
+    admin = sign_up(server.url)
+    organization = _organization(server, admin)
+    organizations.append(organization["id"])
+    program = {"name": "Match", "kind": "donation_match", "ratioPercent": 100, "perPersonCap": 5 * GIFT + 500, "approval": "auto"}
+    call(server, "POST", "/api/giving/programs", admin.token, json=program)
+    giver = sign_up(server.url, joinCode=organization["joinCode"])
+    _settle_at_once(server, _donations(server, [giver], GIFTS))
+    made = _requests(server, admin)
+    assert len(made) == GIFTS
+    assert sum(r["amount"] for r in made) == 5 * GIFT + 500
+    shapes = sorted((r["status"], r["amount"], r["capped"], r["reason"] or "") for r in made)
+    assert shapes == sorted(
+        [("approved", GIFT, False, "")] * 5 + [("approved", 500, True, "")] + [("ineligible", 0, False, "person_cap_reached")] * 14
+    )
+
+
+def test_a_budget_shared_by_several_people_is_never_overspent(live_server, runtime, organizations):
+    server = _server(live_server, runtime)
+    admin = sign_up(server.url)
+    organization = _organization(server, admin)
+    organizations.append(organization["id"])
+    program = {"name": "Match", "kind": "donation_match", "ratioPercent": 100, "perPersonCap": 100 * GIFT, "budget": 7 * GIFT, "approval": "auto"}
+    call(server, "POST", "/api/giving/programs", admin.token, json=program)
+    givers = [sign_up(server.url, joinCode=organization["joinCode"]) for _ in range(4)]
+    _settle_at_once(server, _donations(server, givers, GIFTS // 4))
+    made = _requests(server, admin)
+    assert len(made) == GIFTS
+    assert sum(r["amount"] for r in made) == 7 * GIFT
+    assert sorted(r["reason"] or "" for r in made) == [""] * 7 + ["budget_exhausted"] * 13
+    summary = call(server, "GET", "/api/giving/summary", admin.token).json()["data"]["programs"][0]
+    assert summary["budget"] == {"total": 7 * GIFT, "used": 7 * GIFT, "left": 0}
