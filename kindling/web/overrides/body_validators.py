@@ -40,15 +40,34 @@ def _filling_defaults(validator_class):
 _DefaultsValidator = _filling_defaults(Draft4RequestValidator)
 
 
+def _declares_defaults(schema: t.Any) -> bool:
+    if isinstance(schema, dict):
+        return "default" in schema or any(_declares_defaults(value) for value in schema.values())
+    if isinstance(schema, list):
+        return any(_declares_defaults(value) for value in schema)
+    return False
+
+
+# Whether each operation's body schema declares a default anywhere, by the schema's identity:
+# the spec's schemas live as long as the app.
+_DEFAULTS_DECLARED: dict[int, bool] = {}
+
+
 class StructuredJSONBodyValidator(JSONRequestBodyValidator):
     """Also fills in the spec's defaults, passing the completed body on, so handlers never
-    repeat them."""
-
-    MUTABLE_VALIDATION = True
+    repeat them. A body whose schema declares no default is passed on byte for byte: the
+    providers' webhooks are verified over their exact bytes."""
 
     def _validate(self, body: t.Any) -> dict | None:
         if not self._nullable and body is None:
             raise refused([field_error("body", "", "must not be empty")])
+        key = id(self._schema)
+        if key not in _DEFAULTS_DECLARED:
+            # Connexion hands the spec's components along with the schema, to resolve references.
+            own = {name: value for name, value in self._schema.items() if name != "components"}
+            _DEFAULTS_DECLARED[key] = _declares_defaults(own)
+        # Read by Connexion after this hook: re-encode the body only when defaults may be added.
+        self.MUTABLE_VALIDATION = _DEFAULTS_DECLARED[key]
         validator = _DefaultsValidator(self._schema, format_checker=Draft4Validator.FORMAT_CHECKER)
         errors = schema_errors("body", validator.iter_errors(body))
         if errors:
