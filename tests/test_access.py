@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import pytest
+
+from kindling.errors import Forbidden
 from kindling.platform.access import Principal
 from kindling.web.operations import Operation
 
@@ -43,3 +46,10 @@ def test_organisers_are_admins_and_managers():
 def test_anyone_includes_no_caller_at_all():
     assert admits({"anyone"}, None)
     assert not admits({"admin", "manager", "member", "consultant"}, None)
+
+
+def test_member_of_is_the_organization_of_a_member_and_refuses_anyone_without_one():
+    assert caller(organization_id="org").member_of == "org"
+    for who in (caller("consultant", None, None), caller(organization_id=None)):
+        with pytest.raises(Forbidden):
+            who.member_of

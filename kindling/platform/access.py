@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import dataclasses
 
+from kindling.errors import Forbidden
+
 
 @dataclasses.dataclass(frozen=True)
 class Principal:
@@ -18,6 +20,14 @@ class Principal:
     @property
     def is_consultant(self) -> bool:
         return self.account_type == "consultant"
+
+    @property
+    def member_of(self) -> str:
+        """The caller's organization id, for operations only members reach (their `x-roles`
+        name member roles alone, and the authorization step has refused everyone else)."""
+        if self.organization_id is None:
+            raise Forbidden("This endpoint is for members of an organization")
+        return self.organization_id
 
     @property
     def is_admin(self) -> bool:

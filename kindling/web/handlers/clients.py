@@ -27,14 +27,14 @@ def end_client(organization_id: str, token_info: dict):
 
 def list_consultants(token_info: dict):
     caller = access.principal(token_info)
-    relationships = clients.list_consultants(db(), organization_id=caller.organization_id)
+    relationships = clients.list_consultants(db(), organization_id=caller.member_of)
     return {"data": [relationship_body(r) for r in relationships]}, 200
 
 
 def end_consultant(consultant_id: str, token_info: dict):
     caller = access.principal(token_info)
     relationship = clients.end_relationship(
-        db(), consultant_id=consultant_id, organization_id=caller.organization_id, ended_by="organization"
+        db(), consultant_id=consultant_id, organization_id=caller.member_of, ended_by="organization"
     )
     return {"success": True, "data": relationship_body(relationship)}, 200
 
@@ -75,7 +75,7 @@ def send_invitation(body: dict, token_info: dict):
 def accept_invitation(body: dict, token_info: dict):
     caller = access.principal(token_info)
     relationship = clients.accept_invitation(
-        db(), organization_id=caller.organization_id, invitation_id=body["invitationId"]
+        db(), organization_id=caller.member_of, invitation_id=body["invitationId"]
     )
     return {"success": True, "data": relationship_body(relationship)}, 200
 
@@ -83,7 +83,7 @@ def accept_invitation(body: dict, token_info: dict):
 def decline_invitation(body: dict, token_info: dict):
     caller = access.principal(token_info)
     invitation = clients.decline_invitation(
-        db(), organization_id=caller.organization_id, invitation_id=body["invitationId"]
+        db(), organization_id=caller.member_of, invitation_id=body["invitationId"]
     )
     return {"success": True, "data": invitation_body(invitation)}, 200
 

@@ -11,7 +11,7 @@ from kindling.web.runtime import db, runtime
 
 def get_report(framework: str, token_info: dict, period: str):
     caller = access.principal(token_info)
-    report = reports.build_report(db(), organization_id=caller.organization_id, framework_id=framework, period=period)
+    report = reports.build_report(db(), organization_id=caller.member_of, framework_id=framework, period=period)
     return {"data": exports.report_document(report)}, 200
 
 
@@ -20,7 +20,7 @@ def export_report(body: dict, token_info: dict):
     exported = exports.export_report(
         db(),
         runtime().signer,
-        organization_id=caller.organization_id,
+        organization_id=caller.member_of,
         framework_id=body["framework"],
         file_format=body["format"],
         period=body["period"],

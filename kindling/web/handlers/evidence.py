@@ -25,7 +25,7 @@ def list_events(
     caller = access.principal(token_info)
     events, next_cursor = evidence.list_events(
         db(),
-        organization_id=caller.organization_id,
+        organization_id=caller.member_of,
         since=_moment(from_),
         until=_moment(to),
         subject_id=subject_id,
@@ -37,7 +37,7 @@ def list_events(
 
 def verify_chain(token_info: dict):
     caller = access.principal(token_info)
-    return evidence.verify(db(), organization_id=caller.organization_id), 200
+    return evidence.verify(db(), organization_id=caller.member_of), 200
 
 
 def export_bundle(token_info: dict, body: dict):
@@ -45,7 +45,7 @@ def export_bundle(token_info: dict, body: dict):
     bundle = evidence.export(
         db(),
         runtime().signer,
-        organization_id=caller.organization_id,
+        organization_id=caller.member_of,
         since=_moment(body.get("from")),
         until=_moment(body.get("to")),
     )

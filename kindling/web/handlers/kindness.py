@@ -68,7 +68,7 @@ def update_act(id_: str, body: dict, token_info: dict):
 
 def get_stats(token_info: dict):
     caller = access.principal(token_info)
-    stats = kindness_stats.get_stats_json(db(), runtime().cache, organization_id=caller.organization_id)
+    stats = kindness_stats.get_stats_json(db(), runtime().cache, organization_id=caller.member_of)
     # The statistics' JSON, wrapped as it is: {"data": …}.
     return flask.Response('{"data":' + stats + "}", status=200, mimetype="application/json")
 

@@ -14,7 +14,7 @@ from kindling.web.runtime import db
 def list_opportunities(token_info: dict, limit: int, cursor: str | None = None):
     caller = access.principal(token_info)
     opportunities, next_cursor = volunteering.list_opportunities(
-        db(), organization_id=caller.organization_id, limit=limit, cursor=cursor
+        db(), organization_id=caller.member_of, limit=limit, cursor=cursor
     )
     return {"data": [opportunity_body(o) for o in opportunities], "nextCursor": next_cursor}, 200
 
@@ -24,7 +24,7 @@ def create_opportunity(token_info: dict, body: dict):
     location = body["location"]
     opportunity = volunteering.create_opportunity(
         db(),
-        organization_id=caller.organization_id,
+        organization_id=caller.member_of,
         created_by=caller.user_id,
         title=body["title"],
         description=body.get("description"),
