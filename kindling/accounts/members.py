@@ -53,8 +53,8 @@ def _member_for_change(db: Session, *, organization_id: str, user_id: str) -> Us
 
 
 def _refuse_if_last_admin(db: Session, *, organization_id: str) -> None:
-    admins = db.scalar(
+    admins = db.execute(
         select(func.count()).where(User.organization_id == organization_id, User.role == "admin", User.active.is_(True))
-    )
+    ).scalar_one()
     if admins <= 1:
         raise Conflict("An organization keeps at least one admin", code="last_admin")

@@ -49,7 +49,7 @@ def sign_up(
             raise BadRequest("A member account needs exactly one of organizationName or joinCode")
         if organization_name is not None:
             organization, role = create_organization(db, name=organization_name.strip()), "admin"
-        else:
+        elif join_code is not None:
             organization = db.scalar(select(Organization).where(Organization.join_code == join_code.strip()))
             if organization is None:
                 raise BadRequest("Unknown join code", code="unknown_join_code")
@@ -147,15 +147,15 @@ def revoke_all_sessions(db: DbSession, user_id: str) -> None:
 
 
 def get_session(db: DbSession, session_id: str) -> Session:
-    return db.get(Session, session_id)
+    return db.get_one(Session, session_id)
 
 
 def get_user(db: DbSession, user_id: str) -> User:
-    return db.get(User, user_id)
+    return db.get_one(User, user_id)
 
 
-def get_organization(db: DbSession, organization_id: str) -> Organization | None:
-    return db.get(Organization, organization_id)
+def get_organization(db: DbSession, organization_id: str) -> Organization:
+    return db.get_one(Organization, organization_id)
 
 
 def forget_cached_sessions(db: DbSession, user_id: str) -> None:

@@ -28,7 +28,7 @@ def build_report(
 ) -> Report:
     """The organization's report for a framework over the rolling period ending now."""
     framework = get_framework(framework_id)
-    organization = db.get(Organization, organization_id)
+    organization = db.get_one(Organization, organization_id)
     window = periods.window(period, now=now)
     ids = [organization_id]
     figures = _Figures(

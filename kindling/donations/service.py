@@ -40,7 +40,7 @@ def create_donation(
     note: str | None = None,
 ) -> Donation:
     """A pending donation in the organization's currency; only the payment webhook settles it."""
-    organization = db.get(Organization, caller.organization_id)
+    organization = db.get_one(Organization, caller.member_of)
     if currency != organization.currency:
         raise invalid("body", "currency", f"must be {organization.currency}, the organization's currency", code="currency_mismatch")
     donation = Donation(

@@ -54,7 +54,7 @@ def create_act(
     """Record an act the caller did for `recipient_id` (at `created_at`, by default now)."""
     if recipient_id == caller.user_id:
         raise BadRequest("The recipient cannot be the sender", code="self_recognition")
-    organization_id = caller.organization_id
+    organization_id = caller.member_of
     created_at = created_at or utcnow()
     lock_organization(db, organization_id)
     raised = _raise_ripple_counts(db, organization_id, sender_id=caller.user_id, at=created_at)
@@ -122,7 +122,7 @@ def update_act(
 
     A new requested level is a new request: its status is worked out again; the verified level stays.
     """
-    lock_organization(db, caller.organization_id)
+    lock_organization(db, caller.member_of)
     act = get_act(db, caller=caller, act_id=act_id)
     if (description, category, media) != (None, None, None) and act.user_id != caller.user_id:
         raise Forbidden("Only the sender may change an act's description, category or media")
@@ -154,7 +154,7 @@ def update_act(
             actor_id=caller.user_id,
             data={"changed": changed, "requestedLevel": act.verification_level, "category": act.category},
         )
-    kindness_stats.invalidate_after_commit(db, cache, caller.organization_id)
+    kindness_stats.invalidate_after_commit(db, cache, caller.member_of)
     return act
 
 

@@ -48,7 +48,7 @@ def decide(
     reference: str | None = None,
 ) -> VerificationDecision:
     """Record the caller's decision on one level of an act, and what it changes about the act."""
-    kindness.lock_organization(db, caller.organization_id)
+    kindness.lock_organization(db, caller.member_of)
     act = kindness.get_act(db, caller=caller, act_id=act_id)
     if decision not in DECISIONS[level]:
         allowed = " or ".join(DECISIONS[level])
@@ -106,7 +106,7 @@ def request_attestation(
     attester_email: str | None = None,
 ) -> tuple[Attestation, str]:
     """Ask someone without an account to attest an act; the token is returned this once only."""
-    kindness.lock_organization(db, caller.organization_id)
+    kindness.lock_organization(db, caller.member_of)
     act = kindness.get_act(db, caller=caller, act_id=act_id)
     if caller.user_id != act.user_id and not caller.is_admin:
         raise Forbidden("Only the act's sender or an organization admin asks for an attestation")
@@ -147,8 +147,8 @@ class AttestationPage:
 def read_attestation(db: DbSession, *, token: str) -> AttestationPage:
     """The open attestation a token stands for; unknown, used and expired tokens are alike not found."""
     attestation = _open_attestation(db, token)
-    act = db.get(KindnessAct, attestation.act_id)
-    return AttestationPage(attestation, db.get(Organization, act.organization_id).name, act)
+    act = db.get_one(KindnessAct, attestation.act_id)
+    return AttestationPage(attestation, db.get_one(Organization, act.organization_id).name, act)
 
 
 def answer_attestation(
@@ -163,7 +163,7 @@ def answer_attestation(
 ) -> VerificationDecision:
     """Record an attester's answer: a confirmation is the evidence of the attestation's level."""
     attestation = _open_attestation(db, token)
-    act = db.get(KindnessAct, attestation.act_id)
+    act = db.get_one(KindnessAct, attestation.act_id)
     kindness.lock_organization(db, act.organization_id)
     # Under the lock, a concurrent answer to the same token has either committed or not begun.
     db.refresh(attestation)

@@ -118,7 +118,7 @@ def get_opportunity(db: Session, *, organization_id: str, opportunity_id: str) -
 
 def view_opportunity(db: Session, *, caller: Principal, opportunity_id: str) -> OpportunityView:
     """An opportunity with the caller's own check-in, and the check-in counts for organisers."""
-    opportunity = get_opportunity(db, organization_id=caller.organization_id, opportunity_id=opportunity_id)
+    opportunity = get_opportunity(db, organization_id=caller.member_of, opportunity_id=opportunity_id)
     own = db.scalar(select(CheckIn).where(CheckIn.opportunity_id == opportunity.id, CheckIn.user_id == caller.user_id))
     counts = None
     if caller.is_organiser:
@@ -133,7 +133,7 @@ def show_check_in_code(
     db: Session, *, caller: Principal, opportunity_id: str, now: dt.datetime | None = None
 ) -> check_in_codes.ShownCode:
     """The code an organiser shows at the venue now."""
-    opportunity = get_opportunity(db, organization_id=caller.organization_id, opportunity_id=opportunity_id)
+    opportunity = get_opportunity(db, organization_id=caller.member_of, opportunity_id=opportunity_id)
     return check_in_codes.show(opportunity.code_secret, now or utcnow())
 
 
@@ -153,7 +153,7 @@ def check_in(
     It is verified when made inside the geofence and, if the opportunity requires it, with the
     code shown at the venue; a wrong code is recorded as such, not refused.
     """
-    opportunity = get_opportunity(db, organization_id=caller.organization_id, opportunity_id=opportunity_id)
+    opportunity = get_opportunity(db, organization_id=caller.member_of, opportunity_id=opportunity_id)
     now = now or utcnow()
     opens_at = opportunity.starts_at - CHECK_IN_OPENS_BEFORE
     if not opens_at <= now <= opportunity.ends_at:
@@ -206,7 +206,7 @@ def approve_check_in(
     db: Session, *, caller: Principal, opportunity_id: str, check_in_id: str, note: str | None = None
 ) -> CheckIn:
     """An organiser's approval, which makes an unverified check-in verified evidence."""
-    opportunity = get_opportunity(db, organization_id=caller.organization_id, opportunity_id=opportunity_id)
+    opportunity = get_opportunity(db, organization_id=caller.member_of, opportunity_id=opportunity_id)
     record = db.get(CheckIn, check_in_id, with_for_update=True, populate_existing=True)
     if record is None or record.opportunity_id != opportunity.id:
         raise NotFound("No such check-in at this opportunity")
@@ -235,7 +235,7 @@ def list_check_ins(
     db: Session, *, caller: Principal, opportunity_id: str, limit: int, cursor: str | None = None
 ) -> tuple[list[CheckIn], str | None]:
     """An opportunity's check-ins, newest first, one page at a time."""
-    opportunity = get_opportunity(db, organization_id=caller.organization_id, opportunity_id=opportunity_id)
+    opportunity = get_opportunity(db, organization_id=caller.member_of, opportunity_id=opportunity_id)
     statement = select(CheckIn).where(CheckIn.opportunity_id == opportunity.id)
     return pagination.page(db, statement, timestamp=CheckIn.checked_in_at, record_id=CheckIn.id, limit=limit, cursor=cursor)
 

@@ -109,7 +109,7 @@ def create_response(
     comment = (comment.strip() or None) if comment is not None else None
     sentiment = sentiment_of(comment)
     at = now or utcnow()
-    week = _locked_week(db, organization_id=caller.organization_id, week_start=week_of(at))
+    week = _locked_week(db, organization_id=caller.member_of, week_start=week_of(at))
     response = WellbeingResponse(
         organization_id=caller.organization_id,
         user_id=caller.user_id,
@@ -216,7 +216,7 @@ def organization_summary(db: Session, *, caller: Principal, window: Window) -> S
     """The caller's organization's figures over `window`: for its admins only."""
     if not caller.is_admin:
         raise Forbidden("Only an organization admin reads its wellbeing figures")
-    return summarize(db, organization_ids=[caller.organization_id], window=window)[caller.organization_id]
+    return summarize(db, organization_ids=[caller.member_of], window=window)[caller.member_of]
 
 
 def summarize(db: Session, *, organization_ids: Collection[str], window: Window) -> dict[str, Summary | None]:

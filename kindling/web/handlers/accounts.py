@@ -68,7 +68,7 @@ def organization_body(organization: Organization, *, with_join_code: bool) -> di
 
 def _signed_in(user: User, *, return_token: bool, status: int):
     token, session = accounts.start_session(db(), user)
-    session_body = {"expiresAt": session.expires_at}
+    session_body: dict[str, object] = {"expiresAt": session.expires_at}
     if return_token:
         session_body["token"] = token
     response = flask.make_response({"data": {"user": user_body(user), "session": session_body}}, status)
