@@ -11,6 +11,7 @@ from sqlalchemy.orm import Session as DbSession
 from kindling.accounts.models import Organization
 from kindling.consulting import clients
 from kindling.platform.base import utcnow
+from kindling.platform.database import changed_rows
 from kindling.webhooks import outbox
 from kindling.webhooks.models import PortfolioMilestone
 
@@ -88,4 +89,4 @@ def _insert_once(db: DbSession, organization_id: str, metric: str, threshold: in
         .values(organization_id=organization_id, metric=metric, threshold=threshold, reached_at=now)
         .on_conflict_do_nothing()
     )
-    return db.execute(statement).rowcount == 1
+    return changed_rows(db, statement) == 1

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import collections
 import datetime as dt
+import typing
 
 from sqlalchemy import func, insert, select, update
 from sqlalchemy.orm import Session as DbSession
@@ -27,6 +28,7 @@ from kindling.platform import pagination
 from kindling.platform.access import Principal
 from kindling.platform.base import utcnow
 from kindling.platform.cache import Cache
+from kindling.platform.database import changed_rows
 from kindling.platform.daterange import parse_range
 
 RIPPLE_WINDOW = dt.timedelta(days=30)
@@ -36,7 +38,13 @@ _CHANGEABLE = ("description", "category", "media", "requestedLevel")
 # A page's acts, as named tuples of the table's columns. A SQLAlchemy Row looks each attribute up
 # on its class first and raises and catches an AttributeError there: reading an act's body from
 # a Row is what made a 100-act page slow (`python -m benchmarks.instructions`, with Rows and with these).
-ActRow = collections.namedtuple("ActRow", KindnessAct.__table__.columns.keys())
+if typing.TYPE_CHECKING:
+    # To the type checker the tuple reads as the model whose columns it holds, one for one.
+    class ActRow(KindnessAct):
+        @classmethod
+        def _make(cls, row: typing.Iterable) -> ActRow: ...
+else:
+    ActRow = collections.namedtuple("ActRow", KindnessAct.__table__.columns.keys())
 
 
 def create_act(
@@ -232,7 +240,7 @@ def _ripple_count(db: DbSession, organization_id: str, *, recipient_id: str, at:
         .limit(RIPPLE_CAP)
         .subquery()
     )
-    return db.scalar(select(func.count()).select_from(passed_on))
+    return db.execute(select(func.count()).select_from(passed_on)).scalar_one()
 
 
 def _add_to_tally(db: DbSession, act: KindnessAct, *, sign: int) -> None:
@@ -252,7 +260,8 @@ def add_to_category_tally(
 ) -> None:
     """Add to the sums of an organization's category tally."""
     # Only called under the organization's lock, so update-else-insert cannot race.
-    changed = db.execute(
+    changed = changed_rows(
+        db,
         update(KindnessTally)
         .where(KindnessTally.organization_id == organization_id, KindnessTally.category == category)
         .values(
@@ -262,7 +271,7 @@ def add_to_category_tally(
         )
         .execution_options(synchronize_session=False)
     )
-    if changed.rowcount == 0:
+    if changed == 0:
         db.execute(
             insert(KindnessTally).values(
                 organization_id=organization_id,
@@ -275,7 +284,8 @@ def add_to_category_tally(
 
 
 def _count_recipient(db: DbSession, organization_id: str, recipient_id: str) -> None:
-    changed = db.execute(
+    changed = changed_rows(
+        db,
         update(KindnessRecipientTally)
         .where(
             KindnessRecipientTally.organization_id == organization_id,
@@ -284,5 +294,5 @@ def _count_recipient(db: DbSession, organization_id: str, recipient_id: str) -> 
         .values(acts=KindnessRecipientTally.acts + 1)
         .execution_options(synchronize_session=False)
     )
-    if changed.rowcount == 0:
+    if changed == 0:
         db.execute(insert(KindnessRecipientTally).values(organization_id=organization_id, recipient_id=recipient_id, acts=1))

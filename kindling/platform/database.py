@@ -6,11 +6,12 @@ import os
 import pathlib
 import select
 import socket
+import typing
 import weakref
 
 import psycopg2
 import psycopg2.extensions as ext
-from sqlalchemy import Engine, create_engine, event
+from sqlalchemy import CursorResult, Engine, Executable, create_engine, event
 from sqlalchemy.orm import Session, sessionmaker
 
 MIGRATIONS = pathlib.Path(__file__).parent.parent / "migrations"
@@ -94,6 +95,12 @@ def _sqlite_transactions(engine: Engine) -> None:
     @event.listens_for(engine, "begin")
     def begin(connection):
         connection.exec_driver_sql("BEGIN IMMEDIATE")
+
+
+def changed_rows(db: Session, statement: Executable) -> int:
+    """How many rows an INSERT, UPDATE or DELETE statement wrote."""
+    # A DML statement's result is always a CursorResult; Session.execute is typed for any statement.
+    return typing.cast(CursorResult, db.execute(statement)).rowcount
 
 
 def make_session_factory(engine: Engine) -> sessionmaker[Session]:

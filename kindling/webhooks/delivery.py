@@ -28,7 +28,7 @@ from standardwebhooks import Webhook
 from kindling import __version__
 from kindling.config import Settings
 from kindling.platform.base import new_id, utcnow
-from kindling.platform.database import make_engine, make_session_factory
+from kindling.platform.database import changed_rows, make_engine, make_session_factory
 from kindling.platform.destinations import DestinationPolicy, RefusedDestination, check_url, session
 from kindling.webhooks.endpoints import disable_endpoint
 from kindling.webhooks.models import WebhookDelivery, WebhookEndpoint, WebhookEvent
@@ -213,13 +213,14 @@ def _record_one(db: Session, attempt: Attempt, outcome: Outcome, now: dt.datetim
         .values(failing_since=None if outcome.delivered else func.coalesce(WebhookEndpoint.failing_since, now))
         .execution_options(synchronize_session=False)
     )
-    result = db.execute(
+    changed = changed_rows(
+        db,
         update(WebhookDelivery)
         .where(WebhookDelivery.id == attempt.delivery_id, WebhookDelivery.claim_token == attempt.claim_token)
         .values(**values)
         .execution_options(synchronize_session=False)
     )
-    if result.rowcount != 1:
+    if changed != 1:
         return False
     if not outcome.delivered:
         _disable_if_failing_too_long(db, attempt.endpoint_id, now)
