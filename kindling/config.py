@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import typing
 from collections.abc import Mapping
 
 from kindling.evidence.keys import parse_private_key, parse_public_keys
@@ -61,6 +62,10 @@ class Settings:
         """Build settings from environment variables, failing with one clear line."""
         env = os.environ if environ is None else environ
 
+        @typing.overload
+        def text(name: str) -> str | None: ...
+        @typing.overload
+        def text(name: str, default: str) -> str: ...
         def text(name: str, default: str | None = None) -> str | None:
             value = env.get(name, "").strip()
             return value or default

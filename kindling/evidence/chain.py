@@ -8,6 +8,7 @@ import dataclasses
 import datetime as dt
 import hashlib
 import json
+import typing
 from collections.abc import Iterable
 
 import rfc8785
@@ -32,7 +33,7 @@ def _plain(value: object) -> bool:
     """Holds only what the standard library's JSON writes exactly as RFC 8785 does: strings,
     booleans, null, safe integers, floats that print in plain decimals and are not whole
     (1e-4 ≤ |x| < 1e16: there rfc8785 itself writes `repr(x)`), lists, and objects with ASCII keys."""
-    stack = [value]
+    stack: list[typing.Any] = [value]
     while stack:
         item = stack.pop()
         kind = type(item)
@@ -56,7 +57,7 @@ def _plain(value: object) -> bool:
     return True
 
 
-def canonical(value: object) -> bytes:
+def canonical(value: typing.Any) -> bytes:
     """RFC 8785 canonical JSON of `value`.
 
     rfc8785 writes it in pure Python, several times slower than the standard library, and the
@@ -189,7 +190,7 @@ def verify_bundle(bundle: dict, public_keys: Iterable[bytes] = ()) -> ChainCheck
     if keys:
         if signature.get("algorithm") != ALGORITHM:
             raise BundleError(f"unsupported signature algorithm {signature.get('algorithm')!r}")
-        public_key = keys.get(signature.get("keyId"))
+        public_key = keys.get(str(signature.get("keyId")))
         if public_key is None:
             raise BundleError(f"signed with key {signature.get('keyId')}, which is not among the given public keys")
         try:

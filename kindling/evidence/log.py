@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import datetime as dt
+import typing
 
-from sqlalchemy import func, insert, select, update
+from sqlalchemy import Table, func, insert, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session
 
@@ -47,8 +48,9 @@ EVENT_TYPES = (
     GIVING_REVERSED,
 )
 
-_events = EvidenceEvent.__table__
-_heads = EvidenceHead.__table__
+# A declarative class's table is a Table; SQLAlchemy types `__table__` as any FromClause.
+_events = typing.cast(Table, EvidenceEvent.__table__)
+_heads = typing.cast(Table, EvidenceHead.__table__)
 _STREAM_BATCH = 5000
 # A bundle is built and signed whole, in memory: a longer log is exported in excerpts, which
 # chain (each one's prevHash is the head hash of the one before).

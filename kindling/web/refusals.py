@@ -13,7 +13,7 @@ from kindling.errors import dotted, field_error, quoted
 
 def schema_errors(location: str, errors: t.Iterable[ValidationError], prefix: tuple = ()) -> list[dict]:
     """Our field errors for jsonschema's, once each, sorted by field."""
-    found = {}
+    found: dict[tuple[str, str], dict] = {}
     for error in errors:
         for item in _describe(location, error, prefix):
             found.setdefault((item["field"], item["message"]), item)
@@ -22,26 +22,31 @@ def schema_errors(location: str, errors: t.Iterable[ValidationError], prefix: tu
 
 def _describe(location: str, error: ValidationError, prefix: tuple) -> list[dict]:
     path = (*prefix, *error.absolute_path)
-    kind, expected, instance = error.validator, error.validator_value, error.instance
-    if kind == "required":
+    kind, expected, instance, schema = str(error.validator), error.validator_value, error.instance, _schema_of(error)
+    if kind == "required" and isinstance(expected, list):
         present = instance if isinstance(instance, dict) else {}
         return [field_error(location, dotted((*path, name)), "is required") for name in expected if name not in present]
     if kind == "additionalProperties" and isinstance(instance, dict):
-        known = error.schema.get("properties", {})
+        known = schema.get("properties", {})
         return [field_error(location, dotted((*path, name)), "is not allowed") for name in instance if name not in known]
     if kind in ("oneOf", "anyOf") and error.context:
         return _best_branch(location, error, prefix)
-    return [field_error(location, dotted(path), _message(kind, expected, error.schema, error.message))]
+    return [field_error(location, dotted(path), _message(kind, expected, schema, error.message))]
 
 
 def _best_branch(location: str, error: ValidationError, prefix: tuple) -> list[dict]:
     """For a value matching none of several shapes, the errors of the shape it came closest to:
     the branch with the fewest errors, the first of equals."""
-    by_branch: dict[int, list[ValidationError]] = collections.defaultdict(list)
+    by_branch: dict[str | int, list[ValidationError]] = collections.defaultdict(list)
     for sub in error.context:
         by_branch[sub.schema_path[0]].append(sub)
     closest = min(by_branch, key=lambda branch: (_weight(by_branch[branch]), branch))
     return schema_errors(location, by_branch[closest], prefix)
+
+
+def _schema_of(error: ValidationError) -> dict:
+    """The schema that refused the value; our spec's schemas are all objects, never true/false."""
+    return error.schema if isinstance(error.schema, dict) else {}
 
 
 def _weight(errors: list[ValidationError]) -> int:
@@ -50,7 +55,7 @@ def _weight(errors: list[ValidationError]) -> int:
     count = 0
     for error in errors:
         if error.validator == "additionalProperties" and isinstance(error.instance, dict):
-            count += sum(name not in error.schema.get("properties", {}) for name in error.instance)
+            count += sum(name not in _schema_of(error).get("properties", {}) for name in error.instance)
         else:
             count += 2 if error.validator in ("enum", "const") else 1
     return count
