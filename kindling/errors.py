@@ -15,7 +15,8 @@ class ApiError(Exception):
     """An error a client can act on; subclasses fix the status and code."""
 
     status = 500
-    code = "internal_error"
+    # None only for a status a framework chose that has no code of ours (kindling.web.errors).
+    code: str | None = "internal_error"
 
     def __init__(self, message: str, *, code: str | None = None, details: dict | None = None):
         super().__init__(message)

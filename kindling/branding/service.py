@@ -4,6 +4,7 @@ theme checks, and each organization's saved theme."""
 from __future__ import annotations
 
 import logging
+import typing
 
 from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
@@ -61,7 +62,13 @@ def derive(*, primary: str, secondary: str | None = None, accent: str | None = N
     return themes.generate_theme(colours["primary"], secondary=colours["secondary"], accent=colours["accent"])
 
 
-def _brand_colours(primary: str, secondary: str | None, accent: str | None) -> dict[str, str | None]:
+class BrandColours(typing.TypedDict):
+    primary: str
+    secondary: str | None
+    accent: str | None
+
+
+def _brand_colours(primary: str, secondary: str | None, accent: str | None) -> BrandColours:
     # #RGB becomes #rrggbb, so the provider and the engine see one spelling of each colour.
     return {
         "primary": themes.parse_hex(primary),

@@ -104,7 +104,7 @@ def parse_frameworks(document: object) -> dict[str, Framework]:
     """Validate a loaded framework document and build its frameworks, raising InvalidFrameworks."""
     problems: list[str] = []
     frameworks = document.get("frameworks") if isinstance(document, dict) else None
-    if not isinstance(frameworks, dict) or not frameworks:
+    if not isinstance(document, dict) or not isinstance(frameworks, dict) or not frameworks:
         raise InvalidFrameworks(["the document needs a non-empty 'frameworks' mapping"])
     if set(document) != {"frameworks"}:
         problems.append(f"unknown top-level keys {sorted(map(str, set(document) - {'frameworks'}))}")

@@ -149,7 +149,8 @@ def _evidence_chart(report: Report) -> Drawing:
     drawing = Drawing(WIDTH, height + 30)
     chart = HorizontalBarChart()
     chart.x, chart.y = label_width, 30
-    chart.width, chart.height = WIDTH - label_width - 10, height - 30
+    # reportlab takes any number here (its isNumber validator); types-reportlab says int.
+    chart.width, chart.height = WIDTH - label_width - 10, height - 30  # type: ignore[assignment]
     # Categories run bottom-up; reversed, the chart lists indicators in table order.
     ordered = list(reversed(lines))
     chart.data = [[line.evidence.verified for line in ordered], [line.evidence.total for line in ordered]]

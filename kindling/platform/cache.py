@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import threading
 import time
+import typing
 from typing import Protocol
 
 import redis
@@ -80,12 +81,16 @@ class RedisCache:
         breaker.before_trusting_again(self._replay_missed)
 
     def get(self, key: str) -> str | None:
-        return self._breaker.call(lambda: self._redis.get(self._prefix + key), lambda: self._fallback.get(key))
+        # redis-py types every reply as "sync or async"; this client is the synchronous one.
+        return self._breaker.call(
+            lambda: typing.cast(str | None, self._redis.get(self._prefix + key)), lambda: self._fallback.get(key)
+        )
 
     def get_many(self, keys: list[str]) -> list[str | None]:
         """The values of `keys`, in one round trip."""
         return self._breaker.call(
-            lambda: self._redis.mget([self._prefix + key for key in keys]), lambda: self._fallback.get_many(keys)
+            lambda: typing.cast(list[str | None], self._redis.mget([self._prefix + key for key in keys])),
+            lambda: self._fallback.get_many(keys),
         )
 
     def set(self, key: str, value: str, ttl: int) -> None:

@@ -10,6 +10,7 @@ import threading
 import time
 
 from sqlalchemy import Engine
+from sqlalchemy.pool import PoolProxiedConnection
 
 from kindling.platform.cache import Cache
 
@@ -43,7 +44,7 @@ class DatabaseProbe:
 
     def __init__(self, engine: Engine) -> None:
         self.engine = engine
-        self._connection = None
+        self._connection: PoolProxiedConnection | None = None
         self._lock = threading.Lock()
 
     def ping(self) -> None:
@@ -69,13 +70,18 @@ class DatabaseProbe:
             connection = self.engine.raw_connection()
             connection.detach()
             self._connection = connection
+        self._ping(self._connection)
+
+    def _ping(self, connection: PoolProxiedConnection) -> None:
         # The dialect's own ping: on PostgreSQL a SELECT 1 in autocommit, no transaction.
-        self.engine.dialect.do_ping(self._connection.dbapi_connection)
+        if connection.dbapi_connection is None:
+            raise ConnectionError("the database connection was invalidated")
+        self.engine.dialect.do_ping(connection.dbapi_connection)
 
     def _ping_pooled(self) -> None:
         connection = self.engine.raw_connection()
         try:
-            self.engine.dialect.do_ping(connection.dbapi_connection)
+            self._ping(connection)
         finally:
             connection.close()
 
