@@ -71,7 +71,7 @@ def _invite_many(
 ) -> list[Invitation | ApiError]:
     now = utcnow()
     ids = [organization_id for organization_id, _ in requests]
-    consultant = db.get(User, consultant_id)
+    consultant = db.get_one(User, consultant_id)
     organizations = {o.id: o for o in db.scalars(select(Organization).where(Organization.id.in_(ids)))}
     clients = set(
         db.scalars(

@@ -5,7 +5,7 @@ from sqlalchemy import create_engine, pool
 
 from kindling.schema import metadata
 
-engine = create_engine(context.config.get_main_option("sqlalchemy.url"), poolclass=pool.NullPool)
+engine = create_engine(context.config.get_main_option("sqlalchemy.url", ""), poolclass=pool.NullPool)
 with engine.connect() as connection:
     context.configure(
         connection=connection,

@@ -110,7 +110,7 @@ def session(policy: DestinationPolicy) -> requests.Session:
     return http
 
 
-def check_urllib3(connections: tuple[type, ...] = (HTTPConnection, HTTPSConnection)) -> None:
+def check_urllib3(connections: tuple[type[HTTPConnection], ...] = (HTTPConnection, HTTPSConnection)) -> None:
     """Fail loudly unless urllib3 still opens every connection's socket in `_new_conn()`, and
     pools still take their connection class and pool managers their pool class per scheme."""
     for connection in connections:
@@ -138,7 +138,7 @@ def check_urllib3(connections: tuple[type, ...] = (HTTPConnection, HTTPSConnecti
 check_urllib3()
 
 
-class _PeerCheck:
+class _PeerCheck(HTTPConnection):
     def _new_conn(self) -> socket.socket:
         sock = super()._new_conn()
         peer = ipaddress.ip_address(sock.getpeername()[0].split("%", 1)[0])

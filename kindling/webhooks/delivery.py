@@ -102,16 +102,18 @@ def claim(session_factory: sessionmaker[Session], *, now: dt.datetime, limit: in
             .join(WebhookEvent, WebhookEvent.id == WebhookDelivery.event_id)
             .where(WebhookDelivery.claim_token == token)
         ).all()
-        return [_attempt(delivery, endpoint, event, now) for delivery, endpoint, event in rows]
+        return [_attempt(delivery, endpoint, event, now, token) for delivery, endpoint, event in rows]
 
 
-def _attempt(delivery: WebhookDelivery, endpoint: WebhookEndpoint, event: WebhookEvent, now: dt.datetime) -> Attempt:
+def _attempt(
+    delivery: WebhookDelivery, endpoint: WebhookEndpoint, event: WebhookEvent, now: dt.datetime, claim_token: str
+) -> Attempt:
     secrets = [endpoint.secret]
     if endpoint.previous_secret and endpoint.previous_secret_expires_at and endpoint.previous_secret_expires_at > now:
         secrets.append(endpoint.previous_secret)
     return Attempt(
         delivery_id=delivery.id,
-        claim_token=delivery.claim_token,
+        claim_token=claim_token,
         number=delivery.attempts,
         endpoint_id=endpoint.id,
         url=endpoint.url,
@@ -229,7 +231,12 @@ def _record_one(db: Session, attempt: Attempt, outcome: Outcome, now: dt.datetim
 
 def _disable_if_failing_too_long(db: Session, endpoint_id: str, now: dt.datetime) -> None:
     endpoint = db.get(WebhookEndpoint, endpoint_id)
-    if endpoint is not None and endpoint.enabled and now - endpoint.failing_since >= DISABLE_AFTER:
+    if (
+        endpoint is not None
+        and endpoint.enabled
+        and endpoint.failing_since is not None
+        and now - endpoint.failing_since >= DISABLE_AFTER
+    ):
         log.warning("disabling webhook endpoint %s: failing since %s", endpoint.id, endpoint.failing_since)
         disable_endpoint(db, endpoint=endpoint, reason="Endpoint disabled after failing for 5 days", now=now)
 

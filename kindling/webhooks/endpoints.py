@@ -38,7 +38,7 @@ def create_endpoint(
 ) -> WebhookEndpoint:
     """Subscribe a URL of the consultant's to some event types; the new secret is on the result."""
     _check_destination(url, policy)
-    count = db.scalar(select(func.count()).where(WebhookEndpoint.consultant_id == consultant_id))
+    count = db.execute(select(func.count()).where(WebhookEndpoint.consultant_id == consultant_id)).scalar_one()
     if count >= MAX_ENDPOINTS_PER_CONSULTANT:
         raise Conflict(
             f"A consultant may have at most {MAX_ENDPOINTS_PER_CONSULTANT} webhook endpoints",
@@ -151,7 +151,7 @@ def list_deliveries(
     query = pagination.keyset(
         query, timestamp=WebhookDelivery.created_at, record_id=WebhookDelivery.id, limit=limit, cursor=cursor
     )
-    rows = [tuple(row) for row in db.execute(query)]
+    rows = [row.tuple() for row in db.execute(query)]
     return pagination.cut(rows, limit=limit, position=lambda row: (row[0].created_at, row[0].id))
 
 

@@ -180,21 +180,13 @@ def _publish_if_due(db: Session, *, week: WellbeingWeek, now: dt.datetime) -> bo
         WellbeingResponse.week_start == week.week_start,
     )
     unpublished = WellbeingResponse.published_in.is_(None)
-    newcomers = db.scalar(select(func.count(func.distinct(WellbeingResponse.user_id))).where(*of_week, unpublished))
+    newcomers = db.execute(
+        select(func.count(func.distinct(WellbeingResponse.user_id))).where(*of_week, unpublished)
+    ).scalar_one()
     if newcomers < MINIMUM_GROUP_SIZE:
         return False
     commented = WellbeingResponse.comment.is_not(None)
-    (
-        week.respondents,
-        week.responses,
-        week.mood_total,
-        week.stress_total,
-        week.energy_total,
-        week.energy_responses,
-        week.positive,
-        week.neutral,
-        week.negative,
-    ) = db.execute(
+    figures = db.execute(
         select(
             func.count(func.distinct(WellbeingResponse.user_id)),
             func.count(),
@@ -205,6 +197,17 @@ def _publish_if_due(db: Session, *, week: WellbeingWeek, now: dt.datetime) -> bo
             *(func.count().filter(commented, WellbeingResponse.sentiment_label == label) for label in SENTIMENT_LABELS),
         ).where(*of_week)
     ).one()
+    (
+        week.respondents,
+        week.responses,
+        week.mood_total,
+        week.stress_total,
+        week.energy_total,
+        week.energy_responses,
+        week.positive,
+        week.neutral,
+        week.negative,
+    ) = tuple(figures)
     week.revision += 1
     week.published_at = now
     db.execute(update(WellbeingResponse).where(*of_week, unpublished).values(published_in=week.revision))

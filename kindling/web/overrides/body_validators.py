@@ -75,7 +75,7 @@ class StructuredJSONBodyValidator(JSONRequestBodyValidator):
         return body
 
 
-class _StructuredFormMixin:
+class _StructuredFormMixin(FormDataValidator):
     def _validate(self, body: t.Any) -> dict | None:
         if not isinstance(body, dict):
             raise refused([field_error("body", "", "must be a form")])

@@ -23,7 +23,7 @@ from kindling.web.operations import HTTP_METHODS
 def settle(function: Callable) -> Callable:
     """Give the innermost of `function`'s wrappers (the one Connexion inspects) its signature."""
     function = inspect.unwrap(function)
-    function.__signature__ = inspect.signature(function)
+    function.__signature__ = inspect.signature(function)  # type: ignore[attr-defined]  # typeshed's Callable has no __signature__; inspect reads it
     return function
 
 
