@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+import typing
 from decimal import ROUND_FLOOR, Decimal
 
-from sqlalchemy import select
+from sqlalchemy import delete, select
 from sqlalchemy.orm import Session
 
 from kindling.accounts.models import Organization, User
@@ -25,6 +26,8 @@ from kindling.platform.access import Principal
 from kindling.platform.base import utcnow
 from kindling.volunteering.models import CheckIn
 from kindling.webhooks import outbox
+
+_T = typing.TypeVar("_T")
 
 REQUESTED, APPROVED, PAID, DECLINED, REVERSED, INELIGIBLE = "requested", "approved", "paid", "declined", "reversed", "ineligible"
 BELOW_MINIMUM, NOT_ELIGIBLE = "below_minimum", "not_eligible"
@@ -73,12 +76,12 @@ def _match(db: Session, donation: Donation) -> list[Change]:
     # unique (donation, program) pair holds the rule should that ever change.
     for program in eligible_programs:
         period = programs.period_start(program, donation.created_at)
-        computed = donation.amount * program.ratio_percent // 100
+        computed = donation.amount * _rule(program.ratio_percent) // 100
         wanted = min(computed, program.maximum_match_per_gift or computed)
         amount, reason = 0, None
         if not programs.is_eligible(program, person):
             reason = NOT_ELIGIBLE
-        elif donation.amount < program.minimum_gift or computed == 0:
+        elif donation.amount < _rule(program.minimum_gift) or computed == 0:
             reason = BELOW_MINIMUM
         else:
             amount, reason = ledger.reserve(db, program=program, period=period, user_id=person.id, wanted=wanted)
@@ -120,6 +123,7 @@ def _open(
     db.add_all(GivingClaim(check_in_id=check_in_id, request_id=request.id) for check_in_id in claimed)
     db.flush()
     ledger.tally(db, request=request, previous=None)
+    source: dict[str, object]
     if request.donation_id:
         source = {"donationId": request.donation_id, "ratioPercent": request.ratio_percent, "giftAmount": request.gift_amount}
     else:
@@ -249,7 +253,7 @@ def request_grant(
             break
         claims.append(check_in.id)
         covered += check_in.hours
-    computed = int((Decimal(repr(hours)) * program.rate_per_hour).to_integral_value(ROUND_FLOOR))
+    computed = int((Decimal(repr(hours)) * _rule(program.rate_per_hour)).to_integral_value(ROUND_FLOOR))
     amount, reason = ledger.reserve(db, program=program, period=period, user_id=person.id, wanted=computed)
     currency = db.scalar(select(Organization.currency).where(Organization.id == program.organization_id))
     request = GivingRequest(
@@ -284,7 +288,7 @@ def decide(db: Session, *, caller: Principal, request_id: str, decision: str, re
     now = utcnow()
     if decision == "decline":
         ledger.release(db, program_id=request.program_id, period=request.period_start, user_id=request.user_id, amount=request.amount)
-        db.execute(GivingClaim.__table__.delete().where(GivingClaim.request_id == request.id))
+        db.execute(delete(GivingClaim).where(GivingClaim.request_id == request.id).execution_options(synchronize_session=False))
         request.status = DECLINED
     else:
         request.status = APPROVED
@@ -368,3 +372,10 @@ def claimed_check_ins(db: Session, *, request_ids: list[str]) -> dict[str, list[
     for request_id, check_in_id in rows:
         claimed[request_id].append(check_in_id)
     return claimed
+
+
+def _rule(value: _T | None) -> _T:
+    """A rule of its program's kind, which create_program always sets (programs.DEFAULTS)."""
+    if value is None:
+        raise RuntimeError("a giving program lacks a rule of its kind")
+    return value

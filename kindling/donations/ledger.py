@@ -10,6 +10,7 @@ so two transactions never wait on each other in a circle. SQLite serialises writ
 from __future__ import annotations
 
 import datetime as dt
+import typing
 
 from sqlalchemy import select, update
 from sqlalchemy.dialects import postgresql, sqlite
@@ -57,7 +58,7 @@ def tally(db: Session, *, request: GivingRequest, previous: str | None) -> None:
     which the summary reads (under the period row's lock, taken after the person's)."""
     key = {"program_id": request.program_id, "period_start": request.period_start}
     _made(db, GivingPeriod, key)
-    changes: dict[str, object] = {}
+    changes: dict[str, typing.Any] = {}
     for status, sign in ((previous, -1), (request.status, 1)):
         if status is None:
             continue

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import typing
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
@@ -22,7 +23,7 @@ KIND_FIELDS = {
     VOLUNTEER_GRANT: {"rate_per_hour": "ratePerHour", "minimum_hours": "minimumHours"},
 }
 REQUIRED = {DONATION_MATCH: ("ratio_percent",), VOLUNTEER_GRANT: ("rate_per_hour",)}
-DEFAULTS = {DONATION_MATCH: {"minimum_gift": 1}, VOLUNTEER_GRANT: {"minimum_hours": 0.0}}
+DEFAULTS: dict[str, dict[str, typing.Any]] = {DONATION_MATCH: {"minimum_gift": 1}, VOLUNTEER_GRANT: {"minimum_hours": 0.0}}
 
 
 def create_program(

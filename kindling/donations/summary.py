@@ -31,8 +31,8 @@ def summarize(db: Session, *, caller: Principal, year: int | None = None) -> tup
     Read from the tallies each period row keeps and the people's ledger rows, never from the
     requests themselves, so it costs the same at any number of requests.
     """
-    organization_id = caller.organization_id
-    currency = db.scalar(select(Organization.currency).where(Organization.id == organization_id))
+    organization_id = caller.member_of
+    currency = db.execute(select(Organization.currency).where(Organization.id == organization_id)).scalar_one()
     all_programs = db.scalars(
         select(GivingProgram).where(GivingProgram.organization_id == organization_id).order_by(GivingProgram.created_at, GivingProgram.id)
     ).all()

@@ -136,7 +136,7 @@ STATUSES = (giving.REQUESTED, giving.APPROVED, giving.PAID, giving.DECLINED, giv
 
 
 def program_body(program: GivingProgram) -> dict:
-    body = {
+    body: dict[str, object] = {
         "id": program.id,
         "organizationId": program.organization_id,
         "name": program.name,
