@@ -9,6 +9,7 @@ import pytest
 from standardwebhooks import Webhook
 
 from kindling.platform.destinations import DestinationPolicy
+from kindling.web.app import load_spec
 from kindling.webhooks import endpoints as webhook_endpoints
 from kindling.webhooks import outbox
 from kindling.webhooks.delivery import deliver_due
@@ -283,3 +284,11 @@ def test_disabling_fails_what_waits_and_enabling_resumes(client, db, make, runti
     outbox.emit(db, consultant_id=consultant.user.id, type="client.accepted", data={})
     assert deliver_due(runtime.session_factory, policy) == 1
     assert len(receiver.requests) == 1
+
+
+def test_every_list_of_event_types_can_hold_every_event_type():
+    schemas = load_spec()["components"]["schemas"]
+    every = len(schemas["WebhookEventType"]["enum"])
+    lists = [schema for schema in schemas.values() if schema.get("type") == "object" for schema in schema.get("properties", {}).values()]
+    lists = [schemas["WebhookEventTypes"]] + [s for s in lists if s.get("items") == {"$ref": "#/components/schemas/WebhookEventType"}]
+    assert len(lists) >= 2 and all(s["maxItems"] == every for s in lists)

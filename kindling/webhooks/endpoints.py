@@ -151,7 +151,7 @@ def list_deliveries(
     query = pagination.keyset(
         query, timestamp=WebhookDelivery.created_at, record_id=WebhookDelivery.id, limit=limit, cursor=cursor
     )
-    rows = [row.tuple() for row in db.execute(query)]
+    rows = [(delivery, event_type) for delivery, event_type in db.execute(query)]
     return pagination.cut(rows, limit=limit, position=lambda row: (row[0].created_at, row[0].id))
 
 
