@@ -25,6 +25,9 @@ ATTESTATION_ANSWERED = "attestation.answered"  # {attestationId, level, decision
 CHECK_IN_RECORDED = "check_in.recorded"  # {opportunityId, distanceMeters, verified, code?}
 CHECK_IN_APPROVED = "check_in.approved"  # {opportunityId, verified}
 DONATION_STATUS_SET = "donation.status_set"  # {status, previousStatus, amount, currency, providerEventId, providerEventType}
+# {weekStart, revision, respondents, responses, averages, energyRespondents, sentiment, privacy}: the
+# figures as published, with their noise; actorId null, as no one person publishes them.
+WELLBEING_PUBLISHED = "wellbeing.published"
 IMPORTED = "imported"  # a record that existed before the log: {recordedAt, …}
 # Giving programs (docs/decisions.md §14): money in minor units of `currency`.
 GIVING_PROGRAM_SET = "giving.program_set"  # {version, kind, active, approval, periodStartMonth, perPersonCap, budget, ratioPercent, minimumGift, maximumMatchPerGift, ratePerHour, minimumHours, currency}
@@ -40,6 +43,7 @@ EVENT_TYPES = (
     CHECK_IN_RECORDED,
     CHECK_IN_APPROVED,
     DONATION_STATUS_SET,
+    WELLBEING_PUBLISHED,
     IMPORTED,
     GIVING_PROGRAM_SET,
     GIVING_REQUESTED,
