@@ -39,6 +39,8 @@ class User(Base):
     external_id: Mapped[str | None] = mapped_column(String(255), unique=True)
     active: Mapped[bool] = mapped_column(Boolean, default=True)
     created_at: Mapped[dt.datetime] = mapped_column(default=utcnow)
+    # When the person's data was erased (docs/decisions.md §15); the row stays as a pseudonym.
+    erased_at: Mapped[dt.datetime | None]
 
 
 class Session(Base):

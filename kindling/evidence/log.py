@@ -28,6 +28,8 @@ DONATION_STATUS_SET = "donation.status_set"  # {status, previousStatus, amount, 
 # {weekStart, revision, respondents, responses, averages, energyRespondents, sentiment, privacy}: the
 # figures as published, with their noise; actorId null, as no one person publishes them.
 WELLBEING_PUBLISHED = "wellbeing.published"
+# {}: the person's data was erased (subject `member`, their id, which stays as a pseudonym).
+MEMBER_ERASED = "member.erased"
 IMPORTED = "imported"  # a record that existed before the log: {recordedAt, …}
 # Giving programs (docs/decisions.md §14): money in minor units of `currency`.
 GIVING_PROGRAM_SET = "giving.program_set"  # {version, kind, active, approval, periodStartMonth, perPersonCap, budget, ratioPercent, minimumGift, maximumMatchPerGift, ratePerHour, minimumHours, currency}
@@ -44,6 +46,7 @@ EVENT_TYPES = (
     CHECK_IN_APPROVED,
     DONATION_STATUS_SET,
     WELLBEING_PUBLISHED,
+    MEMBER_ERASED,
     IMPORTED,
     GIVING_PROGRAM_SET,
     GIVING_REQUESTED,

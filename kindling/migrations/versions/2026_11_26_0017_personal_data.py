@@ -1,4 +1,4 @@
-"""personal data: wellbeing weeks stored as published, with the privacy budget they spent
+"""personal data: erased people, and wellbeing weeks stored as published with the privacy budget they spent
 
 Revision ID: 0017
 Revises: 0011
@@ -12,6 +12,8 @@ from decimal import ROUND_HALF_UP, Decimal
 
 import sqlalchemy as sa
 from alembic import op
+
+import kindling.persistence.base
 
 revision = '0017'
 down_revision = '0011'
@@ -35,6 +37,8 @@ weeks = sa.table(
 
 
 def upgrade() -> None:
+    with op.batch_alter_table('users', schema=None) as batch_op:
+        batch_op.add_column(sa.Column('erased_at', kindling.persistence.base.UTCDateTime(timezone=True), nullable=True))
     with op.batch_alter_table('wellbeing_weeks', schema=None) as batch_op:
         batch_op.add_column(sa.Column('mood_average', sa.Double(), nullable=True))
         batch_op.add_column(sa.Column('stress_average', sa.Double(), nullable=True))
@@ -86,6 +90,8 @@ def downgrade() -> None:
             batch_op.alter_column(label, existing_type=sa.Integer(), nullable=False)
         for name in ('epsilon', 'energy_average', 'energy_respondents', 'stress_average', 'mood_average'):
             batch_op.drop_column(name)
+    with op.batch_alter_table('users', schema=None) as batch_op:
+        batch_op.drop_column('erased_at')
 
 
 def _average(total: int, count: int) -> float | None:

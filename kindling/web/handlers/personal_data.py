@@ -1,0 +1,25 @@
+"""A person's data: their copy of it, and its erasure."""
+
+from __future__ import annotations
+
+from kindling.domain import access
+from kindling.services import accounts, personal_data
+from kindling.web.handlers.accounts import user_body
+from kindling.web.runtime import db
+
+
+def export_own(token_info: dict):
+    caller = access.principal(token_info)
+    return {"data": personal_data.export(db(), user=accounts.get_user(db(), caller.user_id))}, 200
+
+
+def export_member(token_info: dict, user_id: str):
+    caller = access.admin(token_info)
+    user = personal_data.member_of(db(), organization_id=caller.organization_id, user_id=user_id)
+    return {"data": personal_data.export(db(), user=user)}, 200
+
+
+def erase_member(token_info: dict, user_id: str):
+    caller = access.admin(token_info)
+    user = personal_data.erase(db(), organization_id=caller.organization_id, user_id=user_id, actor_id=caller.user_id)
+    return {"data": user_body(user)}, 200
