@@ -57,10 +57,16 @@ def main(argv: list[str] | None = None) -> int:
     return _serve(settings, args.host, args.port, args.workers)
 
 
-def _work(settings: Settings, *, once: bool) -> int:
+def _worker(settings: Settings):
+    """The worker loop: webhook delivery, and the retention of wellbeing comments."""
     from kindling.webhooks.delivery import Worker
+    from kindling.wellbeing import retention
 
-    worker = Worker(settings)
+    return Worker(settings, chores=[retention.chore(settings.wellbeing_comment_retention_days)])
+
+
+def _work(settings: Settings, *, once: bool) -> int:
+    worker = _worker(settings)
     for signum in (signal.SIGINT, signal.SIGTERM):
         signal.signal(signum, lambda *_: worker.stop())
     worker.run(once=once)
@@ -87,11 +93,10 @@ def _serve(settings: Settings, host: str, port: int, workers: int) -> int:
     worker = None
     if settings.embedded:
         from kindling.platform import database
-        from kindling.webhooks.delivery import Worker
 
         database.upgrade(settings.database_url)
         # Embedded mode has no separate `kindling worker`; webhooks go out from this process.
-        worker = Worker(settings)
+        worker = _worker(settings)
         worker.start_thread()
         # uvicorn re-raises SIGTERM once it has shut down; exit through `finally` then, so the
         # worker finishes its batch instead of dying mid-attempt.

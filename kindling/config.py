@@ -39,6 +39,8 @@ class Settings:
     webhook_allow_private_urls: bool = False
     rate_limit_multiplier: float = 1.0
     log_level: str = "INFO"
+    # Wellbeing comments older than this are deleted by `kindling worker` (docs/decisions.md §15).
+    wellbeing_comment_retention_days: int = 365
     # Ed25519 seed evidence is signed with, and the raw public keys it was signed with before.
     evidence_signing_key: bytes | None = None
     evidence_previous_keys: tuple[bytes, ...] = ()
@@ -91,6 +93,9 @@ class Settings:
             multiplier = 0.0
         if not 0 < multiplier <= 1_000_000:
             raise ConfigError(f"RATE_LIMIT_MULTIPLIER must be a positive number, got {multiplier_text!r}")
+        retention_text = text("WELLBEING_COMMENT_RETENTION_DAYS", "365")
+        if not retention_text.isdigit() or not 1 <= int(retention_text) <= 36_500:
+            raise ConfigError(f"WELLBEING_COMMENT_RETENTION_DAYS must be a whole number of days from 1 to 36500, got {retention_text!r}")
         secret_key = text("SECRET_KEY")
         if environment == "production" and (secret_key is None or len(secret_key) < 32):
             raise ConfigError("SECRET_KEY of at least 32 characters is required when ENVIRONMENT=production")
@@ -122,6 +127,7 @@ class Settings:
             webhook_allow_private_urls=_flag(env, "WEBHOOK_ALLOW_PRIVATE_URLS"),
             rate_limit_multiplier=multiplier,
             log_level=log_level,
+            wellbeing_comment_retention_days=int(retention_text),
             evidence_signing_key=signing_key,
             evidence_previous_keys=previous_keys,
             api_docs=_flag(env, "API_DOCS", default=environment in ("development", "test")),

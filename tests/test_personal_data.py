@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import os
 import pathlib
+import subprocess
+import sys
 import uuid
 
 import pytest
@@ -13,9 +16,11 @@ from sqlalchemy import inspect, select, text
 
 from kindling.evidence.chain import verify_bundle
 from kindling.persistence.base import utcnow
-from kindling.persistence.database import make_engine, upgrade
+from kindling.infrastructure.cache import MemoryCache
+from kindling.persistence.database import make_engine, make_session_factory, upgrade
 from kindling.persistence.wellbeing import WellbeingResponse
 from kindling.services import personal_data
+from tests import factories
 from tests.factories import PASSWORD
 from tests.helpers import assert_envelope, call, sign_up
 
@@ -159,12 +164,36 @@ def test_after_erasure_the_name_and_email_are_nowhere(live_server, fresh_databas
         engine.dispose()
 
 
+@pytest.mark.live
+def test_the_worker_deletes_comments_past_their_retention(settings, fresh_database_url):
+    upgrade(fresh_database_url)
+    engine = make_engine(fresh_database_url)
+    try:
+        with make_session_factory(engine)() as session:
+            make = factories.Factories(session, MemoryCache())
+            member = make.member(make.admin())
+            now = utcnow()
+            old = make.response(member, comment="Three days ago", created_at=now - dt.timedelta(days=3)).id
+            recent = make.response(member, comment="Twelve hours ago", created_at=now - dt.timedelta(hours=12)).id
+            session.commit()
+        env = {**os.environ, "DATABASE_URL": fresh_database_url, "WELLBEING_COMMENT_RETENTION_DAYS": "1", "ENVIRONMENT": "test"}
+        worker = subprocess.run(
+            [sys.executable, "-m", "kindling.cli", "worker", "--once"], env=env, capture_output=True, text=True, timeout=60
+        )
+        assert worker.returncode == 0, worker.stderr
+        with make_session_factory(engine)() as session:
+            comments = dict(session.execute(select(WellbeingResponse.id, WellbeingResponse.comment)).all())
+        assert comments == {old: None, recent: "Twelve hours ago"}
+    finally:
+        engine.dispose()
+
+
 def test_old_comments_are_deleted_and_the_answers_stay(db, make):
     member = make.member(make.admin())
     now = utcnow()
     old = make.response(member, comment="Last year's worry", created_at=now - dt.timedelta(days=400))
     recent = make.response(member, comment="This week's news", created_at=now - dt.timedelta(days=2))
-    assert personal_data.delete_old_comments(db, days=365, now=now) >= 1
+    assert retention.delete_old_comments(db, days=365, now=now) >= 1
     db.refresh(old)
     db.refresh(recent)
     assert (old.comment, old.mood) == (None, 4) and recent.comment == "This week's news"

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from kindling.domain import access
-from kindling.services import accounts, personal_data
+from kindling.accounts import service as accounts
+from kindling.platform import access
+from kindling.privacy import personal_data
 from kindling.web.handlers.accounts import user_body
 from kindling.web.runtime import db
 
@@ -14,12 +15,12 @@ def export_own(token_info: dict):
 
 
 def export_member(token_info: dict, user_id: str):
-    caller = access.admin(token_info)
+    caller = access.principal(token_info)
     user = personal_data.member_of(db(), organization_id=caller.organization_id, user_id=user_id)
     return {"data": personal_data.export(db(), user=user)}, 200
 
 
 def erase_member(token_info: dict, user_id: str):
-    caller = access.admin(token_info)
+    caller = access.principal(token_info)
     user = personal_data.erase(db(), organization_id=caller.organization_id, user_id=user_id, actor_id=caller.user_id)
     return {"data": user_body(user)}, 200

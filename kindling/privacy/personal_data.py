@@ -7,8 +7,6 @@ only, still verifies.
 
 from __future__ import annotations
 
-import datetime as dt
-
 from sqlalchemy import delete, event, func, select, update
 from sqlalchemy.orm import Session
 
@@ -22,7 +20,7 @@ from kindling.persistence.kindness import KindnessAct
 from kindling.persistence.verification import Attestation, VerificationDecision
 from kindling.persistence.volunteering import CheckIn, VolunteerOpportunity
 from kindling.persistence.wellbeing import WellbeingResponse
-from kindling.services import accounts, evidence, identity
+from kindling.services import evidence, identity
 
 ERASED_NAME = "Erased person"
 ERASED_DESCRIPTION = "Erased"
@@ -212,15 +210,3 @@ def _remove_what_they_wrote(db: Session, *, user_id: str) -> None:
     db.execute(delete(WellbeingResponse).where(WellbeingResponse.user_id == user_id))
     # An embedded database keeps old page images in its write-ahead log: truncate it once this commits.
     event.listen(db, "after_commit", lambda session: truncate_write_ahead_log(session.get_bind()), once=True)
-
-
-def delete_old_comments(db: Session, *, days: int, now: dt.datetime | None = None) -> int:
-    """Delete wellbeing comments older than `days` days; how many. Answers and published figures stay."""
-    before = (now or utcnow()) - dt.timedelta(days=days)
-    result = db.execute(
-        update(WellbeingResponse)
-        .where(WellbeingResponse.created_at < before, WellbeingResponse.comment.is_not(None))
-        .values(comment=None)
-        .execution_options(synchronize_session=False)
-    )
-    return result.rowcount
