@@ -15,8 +15,8 @@ import sqlalchemy as sa
 from sqlalchemy import inspect, select, text
 
 from kindling.evidence.chain import verify_bundle
-from kindling.persistence.base import utcnow
 from kindling.infrastructure.cache import MemoryCache
+from kindling.persistence.base import utcnow
 from kindling.persistence.database import make_engine, make_session_factory, upgrade
 from kindling.persistence.wellbeing import WellbeingResponse
 from kindling.services import personal_data
