@@ -15,11 +15,12 @@ import sqlalchemy as sa
 from sqlalchemy import inspect, select, text
 
 from kindling.evidence.chain import verify_bundle
-from kindling.infrastructure.cache import MemoryCache
-from kindling.persistence.base import utcnow
-from kindling.persistence.database import make_engine, make_session_factory, upgrade
-from kindling.persistence.wellbeing import WellbeingResponse
-from kindling.services import personal_data
+from kindling.platform.base import utcnow
+from kindling.platform.cache import MemoryCache
+from kindling.platform.database import make_engine, make_session_factory, upgrade
+from kindling.privacy import personal_data
+from kindling.wellbeing import retention
+from kindling.wellbeing.models import WellbeingResponse
 from tests import factories
 from tests.factories import PASSWORD
 from tests.helpers import assert_envelope, call, sign_up

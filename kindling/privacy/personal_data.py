@@ -10,17 +10,18 @@ from __future__ import annotations
 from sqlalchemy import delete, event, func, select, update
 from sqlalchemy.orm import Session
 
+from kindling.accounts import identity
+from kindling.accounts.models import Organization, User
+from kindling.accounts.models import Session as SignInSession
+from kindling.donations.models import Donation
 from kindling.errors import Conflict, NotFound
-from kindling.persistence.accounts import Organization, User
-from kindling.persistence.accounts import Session as SignInSession
-from kindling.persistence.base import utcnow
-from kindling.persistence.database import truncate_write_ahead_log
-from kindling.persistence.donations import Donation
-from kindling.persistence.kindness import KindnessAct
-from kindling.persistence.verification import Attestation, VerificationDecision
-from kindling.persistence.volunteering import CheckIn, VolunteerOpportunity
-from kindling.persistence.wellbeing import WellbeingResponse
-from kindling.services import evidence, identity
+from kindling.evidence import log as evidence
+from kindling.kindness.models import KindnessAct
+from kindling.kindness.verification_models import Attestation, VerificationDecision
+from kindling.platform.base import utcnow
+from kindling.platform.database import truncate_write_ahead_log
+from kindling.volunteering.models import CheckIn, VolunteerOpportunity
+from kindling.wellbeing.models import WellbeingResponse
 
 ERASED_NAME = "Erased person"
 ERASED_DESCRIPTION = "Erased"

@@ -15,8 +15,8 @@ from kindling.config import Settings
 from kindling.platform import money, periods
 from kindling.platform.base import utcnow
 from kindling.platform.exports import csv_text, neutralised
-from kindling.wellbeing.models import WellbeingWeek
 from kindling.web.app import create_app
+from kindling.wellbeing.models import WellbeingWeek
 
 
 @pytest.fixture
