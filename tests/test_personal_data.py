@@ -14,6 +14,9 @@ import pytest
 import sqlalchemy as sa
 from sqlalchemy import inspect, select, text
 
+from kindling.donations import giving
+from kindling.donations import service as donations
+from kindling.donations.models import GivingRequest
 from kindling.evidence.chain import verify_bundle
 from kindling.platform.base import utcnow
 from kindling.platform.cache import MemoryCache
@@ -23,6 +26,8 @@ from kindling.wellbeing import retention
 from kindling.wellbeing.models import WellbeingResponse
 from tests import factories
 from tests.factories import PASSWORD
+from tests.factories import donations as payments
+from tests.factories.principals import principal
 from tests.helpers import assert_envelope, call, sign_up
 
 
@@ -199,3 +204,24 @@ def test_old_comments_are_deleted_and_the_answers_stay(db, make):
     db.refresh(recent)
     assert (old.comment, old.mood) == (None, 4) and recent.comment == "This week's news"
     assert json.dumps(personal_data.export(db, user=member.user), default=str).count("worry") == 0
+
+
+def test_giving_requests_are_exported_and_their_reasons_and_notes_erased(client, make, db):
+    admin = make.admin()
+    member, second_admin = make.member(admin), make.member(admin)
+    client.patch(f"/api/organization/members/{second_admin.user.id}", json={"role": "admin"}, headers=admin.headers)
+    make.match_program(admin, approval="review")
+    donation = make.donation(member)
+    event = payments.payment_event("payment_intent.succeeded", donation)
+    donations.apply_payment_event(db, event_id=event["id"], event_type=event["type"], payment=event["data"]["object"], donation=donation)
+    (request,) = db.scalars(select(GivingRequest).where(GivingRequest.user_id == member.user.id)).all()
+    giving.decide(db, caller=principal(admin), request_id=request.id, decision="decline", reason="Receipt of Mx Quux missing", note="Quux asked twice")
+    exported = client.get("/api/me/export", headers=member.headers).json()["data"]["givingRequests"]
+    assert [(r["id"], r["status"], r["decisionReason"], r["decisionNote"]) for r in exported] == [
+        (request.id, "declined", "Receipt of Mx Quux missing", "Quux asked twice")
+    ]
+    assert client.post(f"/api/organization/members/{member.user.id}/erase", headers=second_admin.headers).status_code == 200
+    db.refresh(request)
+    assert (request.status, request.amount, request.decision_reason, request.decision_note) == ("declined", donation.amount, None, None)
+    # The admin who wrote them is erased too: what they decided stays, their words go.
+    assert client.post(f"/api/organization/members/{admin.user.id}/erase", headers=second_admin.headers).status_code == 200

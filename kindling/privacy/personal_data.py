@@ -13,7 +13,7 @@ from sqlalchemy.orm import Session
 from kindling.accounts import identity
 from kindling.accounts.models import Organization, User
 from kindling.accounts.models import Session as SignInSession
-from kindling.donations.models import Donation
+from kindling.donations.models import Donation, GivingRequest
 from kindling.errors import Conflict, NotFound
 from kindling.evidence import log as evidence
 from kindling.kindness.models import KindnessAct
@@ -110,6 +110,23 @@ def export(db: Session, *, user: User) -> dict:
             }
             for donation in db.scalars(select(Donation).where(Donation.user_id == user.id).order_by(Donation.created_at))
         ],
+        "givingRequests": [
+            {
+                "id": request.id,
+                "programId": request.program_id,
+                "kind": request.kind,
+                "status": request.status,
+                "amount": request.amount,
+                "currency": request.currency,
+                "recipientName": request.recipient_name,
+                "decisionReason": request.decision_reason,
+                "decisionNote": request.decision_note,
+                "createdAt": request.created_at,
+            }
+            for request in db.scalars(
+                select(GivingRequest).where(GivingRequest.user_id == user.id).order_by(GivingRequest.created_at)
+            )
+        ],
         "wellbeingResponses": [
             {
                 "id": response.id,
@@ -182,7 +199,7 @@ def erase(db: Session, *, organization_id: str, user_id: str, actor_id: str) -> 
 
 
 def _remove_what_they_wrote(db: Session, *, user_id: str) -> None:
-    """Their texts and media, their check-ins' coordinates and their wellbeing answers; ids and figures stay."""
+    """Their texts, notes and media, their check-ins' coordinates and their wellbeing answers; ids and figures stay."""
     sent = select(KindnessAct.id).where(KindnessAct.user_id == user_id)
     db.execute(
         update(KindnessAct)
@@ -207,6 +224,12 @@ def _remove_what_they_wrote(db: Session, *, user_id: str) -> None:
         .execution_options(synchronize_session=False)
     )
     db.execute(update(Donation).where(Donation.user_id == user_id).values(note=None))
+    # Reasons and notes on their giving requests describe them; those they wrote on others' are theirs.
+    db.execute(
+        update(GivingRequest)
+        .where((GivingRequest.user_id == user_id) | (GivingRequest.decided_by == user_id))
+        .values(decision_reason=None, decision_note=None)
+    )
     # Published wellbeing figures stay as published (they hold no answer of anyone's).
     db.execute(delete(WellbeingResponse).where(WellbeingResponse.user_id == user_id))
     # An embedded database keeps old page images in its write-ahead log: truncate it once this commits.
