@@ -129,13 +129,16 @@ def test_after_erasure_the_name_and_email_are_nowhere(live_server, fresh_databas
     call(server, "POST", "/api/donations", person.token, json=donation)
     assert marker in call(server, "GET", f"/api/organization/members/{person.id}/export", admin.token).text
 
-    call(server, "POST", f"/api/organization/members/{person.id}/erase", admin.token)
     reachable = [
         ("GET", "/api/auth/session"), ("GET", "/api/organization/members"), ("GET", "/api/kindness"),
         ("GET", "/api/kindness/stats"), ("GET", "/api/donations"), ("GET", "/api/volunteer"), ("GET", "/api/evidence"),
         ("GET", "/api/evidence/verify"), ("GET", f"/api/organization/members/{person.id}/export"),
         ("GET", "/api/wellbeing?scope=organization"), ("GET", "/api/compliance/gri"), ("POST", "/api/evidence/export"),
     ]
+    # Read once before, so that whatever the server caches is cached.
+    for method, path in reachable:
+        call(server, method, path, admin.token, **({"json": {}} if method == "POST" else {}))
+    call(server, "POST", f"/api/organization/members/{person.id}/erase", admin.token)
     for method, path in reachable:
         text_sent = call(server, method, path, admin.token, **({"json": {}} if method == "POST" else {})).text
         assert not [secret for secret in secrets if secret in text_sent], path

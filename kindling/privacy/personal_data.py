@@ -169,8 +169,8 @@ def erase(db: Session, *, organization_id: str, user_id: str, actor_id: str) -> 
     """Erase a person of the organization, irreversibly: 409 for its last admin."""
     # Serialised on the organization's row, as role changes are, so two erasures cannot leave no admin.
     db.execute(select(Organization.id).where(Organization.id == organization_id).with_for_update(key_share=True))
-    user = member_of(db, organization_id=organization_id, user_id=user_id)
-    if user.erased_at is not None:
+    user = db.get(User, user_id, with_for_update=True, populate_existing=True)
+    if user is None or user.organization_id != organization_id or user.erased_at is not None:
         raise NotFound("No such member of this organization")
     if user.role == "admin" and user.active:
         admins = db.scalar(
