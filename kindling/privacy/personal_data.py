@@ -175,7 +175,7 @@ def erase(db: Session, *, organization_id: str, user_id: str, actor_id: str) -> 
     if user.role == "admin" and user.active:
         admins = db.scalar(
             select(func.count()).where(User.organization_id == organization_id, User.role == "admin", User.active.is_(True))
-        )
+        ) or 0
         if admins <= 1:
             raise Conflict("An organization keeps at least one admin", code="last_admin")
     identity.deactivate(db, user=user)

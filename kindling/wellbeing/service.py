@@ -314,10 +314,11 @@ def figures_of(weeks: list[WellbeingWeek]) -> Figures:
     )
 
 
-def _weighted(values: list[tuple[float, int]]) -> float | None:
+def _weighted(values: list[tuple[float | None, int | None]]) -> float | None:
     # Decimal arithmetic, so the figure depends on the stored values alone, never on float noise.
-    total = sum(Decimal(repr(value)) * weight for value, weight in values)
-    count = sum(weight for _, weight in values)
+    weighted = [(Decimal(repr(value)), weight) for value, weight in values if value is not None and weight]
+    total = sum((value * weight for value, weight in weighted), Decimal(0))
+    count = sum(weight for _, weight in weighted)
     return None if not count else float((total / count).quantize(Decimal("0.01"), ROUND_HALF_UP))
 
 

@@ -16,11 +16,11 @@ def export_own(token_info: dict):
 
 def export_member(token_info: dict, user_id: str):
     caller = access.principal(token_info)
-    user = personal_data.member_of(db(), organization_id=caller.organization_id, user_id=user_id)
+    user = personal_data.member_of(db(), organization_id=caller.member_of, user_id=user_id)
     return {"data": personal_data.export(db(), user=user)}, 200
 
 
 def erase_member(token_info: dict, user_id: str):
     caller = access.principal(token_info)
-    user = personal_data.erase(db(), organization_id=caller.organization_id, user_id=user_id, actor_id=caller.user_id)
+    user = personal_data.erase(db(), organization_id=caller.member_of, user_id=user_id, actor_id=caller.user_id)
     return {"data": user_body(user)}, 200
