@@ -1,7 +1,7 @@
 """personal data: erased people, and wellbeing weeks stored as published with the privacy budget they spent
 
 Revision ID: 0017
-Revises: 0011
+Revises: 0018
 
 Weeks published before this revision keep exactly the figures they were published with:
 their sums become the averages they were served as (2 decimals, half up), and `epsilon`
@@ -16,7 +16,7 @@ from alembic import op
 import kindling.platform.base
 
 revision = '0017'
-down_revision = '0011'
+down_revision = '0018'
 branch_labels = None
 depends_on = None
 
