@@ -152,6 +152,12 @@ class Group(Resource):
     Members: ClassVar[type[ComplexAttribute]] = GroupMember
 
 
+# Manager and GroupMember name User in a forward reference, so the models holding them were
+# built before User existed; rebuilt now, scim2-models reads their attributes again (otherwise
+# the enterprise attributes are taken for unknown ones, and dropped).
+for _model in (Manager, EnterpriseUser, GroupMember, Group):
+    _model.model_rebuild(force=True)
+
 USER_SCHEMA = str(User.__schema__)
 ENTERPRISE_SCHEMA = str(EnterpriseUser.__schema__)
 GROUP_SCHEMA = str(Group.__schema__)
@@ -214,6 +220,12 @@ def validate(model: type, payload: object, context: Context):
     """The payload as `model`, read under Kindling's policy; a SCIM 400 naming what is wrong."""
     if not isinstance(payload, dict):
         raise InvalidSyntaxException(detail="The body must be a JSON object")
+    if model is User and isinstance(payload.get("schemas"), list):
+        # An extension's attributes sent without its URN in `schemas` are read all the same
+        # (otherwise they would be dropped without a word).
+        listed = {str(schema).lower() for schema in payload["schemas"]}
+        if ENTERPRISE_SCHEMA.lower() not in listed and any(key.lower() == ENTERPRISE_SCHEMA.lower() for key in payload):
+            payload = {**payload, "schemas": [*payload["schemas"], ENTERPRISE_SCHEMA]}
     try:
         return model.model_validate(payload, scim_ctx=context, scim_policy=POLICY)
     except ValidationError as exc:

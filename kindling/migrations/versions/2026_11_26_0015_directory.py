@@ -1,7 +1,7 @@
 """directory: SCIM tokens, SCIM users, groups as roles, reporting lines
 
 Revision ID: 0015
-Revises: 0011
+Revises: 0018
 
 Every existing member's hand-set role is the role they have: nobody belongs to a group yet.
 """
@@ -12,7 +12,7 @@ from alembic import op
 import kindling.platform.base
 
 revision = '0015'
-down_revision = '0011'
+down_revision = '0018'
 branch_labels = None
 depends_on = None
 
