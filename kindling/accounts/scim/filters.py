@@ -21,7 +21,7 @@ class Attribute:
 
     def __init__(self, column, *, kind: str = "text", case_exact: bool = False, key: Any = None) -> None:
         self.column = column
-        self.kind = kind  # text | boolean | datetime | membership
+        self.kind = kind  # text | boolean | datetime | membership | constant
         self.case_exact = case_exact
         # A column already holding the lower-cased form (userName): compared as it stands.
         self.key = key
@@ -35,7 +35,7 @@ def where(text: str, resource: type, attributes: dict[str, Attribute], values: d
         parsed = ScimFilter[resource](text)
     except InvalidFilterException:
         raise
-    except (ValueError, TypeError) as exc:
+    except (ValueError, TypeError) as exc:  # what the parser raises besides its own error
         raise InvalidFilterException(detail="The filter is not valid") from exc
     return _ToSql(attributes, values or {}).visit(parsed.ast)
 
