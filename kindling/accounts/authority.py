@@ -10,6 +10,8 @@ from kindling.evidence import log as evidence
 
 def record(db: Session, *, user: User, type: str, actor_id: str | None, **data) -> None:
     """Append one authority event about `user` to their organization's chain; ids and roles only."""
+    if user.organization_id is None:  # a consultant holds no authority in an organization
+        return
     evidence.append(
         db, organization_id=user.organization_id, type=type, subject=("member", user.id), actor_id=actor_id, data=data
     )

@@ -16,6 +16,7 @@ import secrets
 from sqlalchemy import and_, case, or_, select, tuple_
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session as DbSession
+from sqlalchemy.sql.elements import ColumnElement
 
 from kindling.accounts import reporting_lines
 from kindling.accounts.models import Organization, User
@@ -94,7 +95,7 @@ def list_pending(db: DbSession, *, caller: Principal, limit: int = 100, cursor: 
     approves = ["manager"] if caller.role == "manager" else ["manager", "admin"] if caller.is_admin else []
     reports = reporting_lines.reports_of(caller.user_id)
     if approves:
-        decidable = KindnessAct.verification_awaiting.in_(approves)
+        decidable: ColumnElement[bool] = KindnessAct.verification_awaiting.in_(approves)
         if not caller.is_admin:
             # A manager decides level 3 for their reports and for people with no manager on record.
             no_manager = select(User.id).where(User.organization_id == caller.organization_id, User.manager_id.is_(None))

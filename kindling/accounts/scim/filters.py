@@ -27,12 +27,13 @@ class Attribute:
         self.key = key
 
 
-def where(text: str, resource: type, attributes: dict[str, Attribute], values: dict[str, dict[str, Attribute]] | None = None) -> ColumnElement[bool]:
+def where(text: str, resource: Any, attributes: dict[str, Attribute], values: dict[str, dict[str, Attribute]] | None = None) -> ColumnElement[bool]:
     """The SQL condition of a filter on `resource`, or InvalidFilterException."""
     if len(text) > MAX_LENGTH:
         raise InvalidFilterException(detail=f"A filter is at most {MAX_LENGTH} characters")
     try:
-        parsed = ScimFilter[resource](text)
+        bound: Any = ScimFilter
+        parsed = bound[resource](text)
     except InvalidFilterException:
         raise
     except (ValueError, TypeError) as exc:  # what the parser raises besides its own error

@@ -43,7 +43,7 @@ def list_groups(db: Session, *, organization_id: str, filter: str | None, start_
     statement = select(DirectoryGroup).where(DirectoryGroup.organization_id == organization_id)
     if filter is not None:
         statement = statement.where(filters.where(filter, Group, ATTRIBUTES))
-    total = db.scalar(select(func.count()).select_from(statement.order_by(None).subquery()))
+    total = db.execute(select(func.count()).select_from(statement.order_by(None).subquery())).scalar_one()
     found = []
     if count > 0:
         found = list(db.scalars(statement.order_by(DirectoryGroup.created_at, DirectoryGroup.id).offset(start_index - 1).limit(count)))
@@ -143,13 +143,14 @@ def _parse(payload: dict, context: Context) -> Group:
 
 def _apply(db: Session, group: DirectoryGroup, resource: Group) -> None:
     """Store the group as sent and make its members the ones listed, recomputing roles that change."""
-    key = display_name_key(resource.display_name)
+    display_name = resource.display_name or ""  # required: validation refused a group without one
+    key = display_name_key(display_name)
     taken = db.scalar(
         select(DirectoryGroup.id).where(DirectoryGroup.organization_id == group.organization_id, DirectoryGroup.display_name_key == key)
     )
     if taken is not None and taken != group.id:
         raise UniquenessException(detail="A group with this displayName already exists")
-    group.display_name = resource.display_name[:255]
+    group.display_name = display_name[:255]
     group.display_name_key = key[:255]
     group.external_id = resource.external_id
     group.version += 1

@@ -6,7 +6,7 @@ what a client can really write and read back.
 
 from __future__ import annotations
 
-from typing import Annotated, ClassVar
+from typing import Annotated, Any, ClassVar
 
 from pydantic import Field, ValidationError
 from scim2_models import (
@@ -173,15 +173,19 @@ POLICY = ScimPolicy(
 )
 
 RESOURCE_TYPES = [
-    ResourceType(
-        id="User",
-        name="User",
-        description="A person of the organization",
-        endpoint="/Users",
-        schema_=USER_SCHEMA,
-        schema_extensions=[{"schema": ENTERPRISE_SCHEMA, "required": False}],
+    ResourceType.model_validate(
+        {
+            "id": "User",
+            "name": "User",
+            "description": "A person of the organization",
+            "endpoint": "/Users",
+            "schema": USER_SCHEMA,
+            "schemaExtensions": [{"schema": ENTERPRISE_SCHEMA, "required": False}],
+        }
     ),
-    ResourceType(id="Group", name="Group", description="A directory group; an admin may map it to a role", endpoint="/Groups", schema_=GROUP_SCHEMA),
+    ResourceType.model_validate(
+        {"id": "Group", "name": "Group", "description": "A directory group; an admin may map it to a role", "endpoint": "/Groups", "schema": GROUP_SCHEMA}
+    ),
 ]
 
 SCHEMAS = [User.to_schema(), EnterpriseUser.to_schema(), Group.to_schema()]
@@ -216,7 +220,7 @@ def check_schemas(payload: dict, known: set[str]) -> None:
         raise InvalidValueException(detail=f"Unknown schema: {unknown[0][:100]}")
 
 
-def validate(model: type, payload: object, context: Context):
+def validate(model: Any, payload: object, context: Context) -> Any:
     """The payload as `model`, read under Kindling's policy; a SCIM 400 naming what is wrong."""
     if not isinstance(payload, dict):
         raise InvalidSyntaxException(detail="The body must be a JSON object")
@@ -233,12 +237,13 @@ def validate(model: type, payload: object, context: Context):
         raise SCIMException.from_error(Error(status=400, scim_type=error.scim_type or "invalidValue", detail=(error.detail or "")[:300])) from None
 
 
-def response_parameters(model: type, attributes: str | None, excluded_attributes: str | None):
+def response_parameters(model: Any, attributes: str | None, excluded_attributes: str | None) -> Any:
     """The `attributes` / `excludedAttributes` query parameters, checked against `model`."""
     if attributes is None and excluded_attributes is None:
         return None
     try:
-        return ResponseParameters[model](attributes=attributes, excluded_attributes=excluded_attributes)
+        parameters: Any = ResponseParameters
+        return parameters[model].model_validate({"attributes": attributes, "excludedAttributes": excluded_attributes})
     except ValidationError:
         raise InvalidValueException(detail="attributes and excludedAttributes name attributes of the resource, and not both") from None
 
@@ -247,9 +252,10 @@ def dump(resource, parameters=None, *, context: Context = Context.RESOURCE_QUERY
     return resource.model_dump(scim_ctx=context, response_parameters=parameters)
 
 
-def dump_list(model: type, page, parameters=None) -> dict:
+def dump_list(model: Any, page, parameters=None) -> dict:
     """A ListResponse of a page: integer counters, 1-based startIndex (RFC 7644 §3.4.2.4)."""
-    message = ListResponse[model](
+    messages: Any = ListResponse
+    message = messages[model](
         total_results=page.total, start_index=page.start_index, items_per_page=len(page.resources), resources=page.resources
     )
     return message.model_dump(scim_ctx=Context.SEARCH_RESPONSE, response_parameters=parameters)

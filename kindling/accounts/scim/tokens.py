@@ -25,9 +25,9 @@ LAST_USED_RESOLUTION = dt.timedelta(minutes=1)
 def create_token(db: Session, *, organization_id: str, created_by: str, description: str) -> tuple[ScimToken, str]:
     """A new token of the organization and its secret, which is returned this once only."""
     db.execute(select(Organization.id).where(Organization.id == organization_id).with_for_update(key_share=True))
-    live = db.scalar(
+    live = db.execute(
         select(func.count()).where(ScimToken.organization_id == organization_id, ScimToken.revoked_at.is_(None))
-    )
+    ).scalar_one()
     if live >= MAX_LIVE_TOKENS:
         raise Conflict(f"An organization has at most {MAX_LIVE_TOKENS} live SCIM tokens; revoke one first", code="too_many_tokens")
     secret = PREFIX + secrets.token_urlsafe(32)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import secrets
+from typing import Any
 
 from argon2 import PasswordHasher
 from scim2_models import (
@@ -78,7 +79,7 @@ VALUE_ATTRIBUTES = {
 class Page:
     total: int
     start_index: int
-    resources: list[User]
+    resources: list[Any]
 
 
 def list_users(db: Session, *, organization_id: str, filter: str | None, start_index: int, count: int, base_url: str) -> Page:
@@ -86,10 +87,10 @@ def list_users(db: Session, *, organization_id: str, filter: str | None, start_i
     statement = select(ScimUser, Person).join(Person, Person.id == ScimUser.user_id).where(ScimUser.organization_id == organization_id)
     if filter is not None:
         statement = statement.where(filters.where(filter, User, ATTRIBUTES, VALUE_ATTRIBUTES))
-    total = db.scalar(select(func.count()).select_from(statement.order_by(None).subquery()))
-    rows = []
+    total = db.execute(select(func.count()).select_from(statement.order_by(None).subquery())).scalar_one()
+    rows: list = []
     if count > 0:
-        rows = db.execute(statement.order_by(ScimUser.created_at, ScimUser.user_id).offset(start_index - 1).limit(count)).all()
+        rows = list(db.execute(statement.order_by(ScimUser.created_at, ScimUser.user_id).offset(start_index - 1).limit(count)).all())
     return Page(total=total, start_index=start_index, resources=_present(db, rows, base_url))
 
 
@@ -102,7 +103,7 @@ def create_user(db: Session, *, organization_id: str, payload: dict, base_url: s
     """Provision a person: a new `member`, or the organization's existing account with that email."""
     resource = _parse(payload, Context.RESOURCE_CREATION_REQUEST)
     roles.lock_organization(db, organization_id)
-    _refuse_taken_user_name(db, organization_id, resource.user_name, None)
+    _refuse_taken_user_name(db, organization_id, _user_name(resource), None)
     email = _sign_in_email(resource)
     person = db.scalar(select(Person).where(Person.email == email)) if email else None
     if person is not None and (person.organization_id != organization_id or db.get(ScimUser, person.id) is not None):
@@ -196,7 +197,8 @@ def _sign_in_email(resource: User) -> str | None:
     emails = [email for email in resource.emails or [] if email.value and "@" in email.value]
     chosen = next((e for e in emails if e.primary), None) or next((e for e in emails if e.type == "work"), None)
     chosen = chosen or (emails[0] if emails else None)
-    address = chosen.value if chosen else (resource.user_name if "@" in resource.user_name else None)
+    user_name = _user_name(resource)
+    address = chosen.value if chosen else (user_name if "@" in user_name else None)
     return address.strip().lower()[:254] if address else None
 
 
@@ -208,13 +210,18 @@ def _work_email(resource: User) -> str | None:
 def _display(resource: User) -> str:
     name = resource.name
     parts = [name.given_name, name.family_name] if name else []
-    text = resource.display_name or (name.formatted if name else None) or " ".join(p for p in parts if p) or resource.user_name
-    return text.strip()[:200] or resource.user_name[:200]
+    text = resource.display_name or (name.formatted if name else None) or " ".join(p for p in parts if p) or _user_name(resource)
+    return text.strip()[:200] or _user_name(resource)[:200]
+
+
+def _user_name(resource: User) -> str:
+    # Required: validation has refused a resource without one.
+    return resource.user_name or ""
 
 
 def _apply(db: Session, scim_user: ScimUser, person: Person, resource: User) -> None:
     """Store the resource as sent and bring the person in line with it."""
-    _refuse_taken_user_name(db, scim_user.organization_id, resource.user_name, person.id)
+    _refuse_taken_user_name(db, scim_user.organization_id, _user_name(resource), person.id)
     email = _sign_in_email(resource)
     if email and email != person.email:
         if db.scalar(select(Person.id).where(Person.email == email, Person.id != person.id)) is not None:
@@ -226,8 +233,8 @@ def _apply(db: Session, scim_user: ScimUser, person: Person, resource: User) -> 
     person.name = _display(resource)
     person.department = enterprise.department
     person.employee_number = enterprise.employee_number
-    scim_user.user_name = resource.user_name[:255]
-    scim_user.user_name_key = user_name_key(resource.user_name)[:255]
+    scim_user.user_name = _user_name(resource)[:255]
+    scim_user.user_name_key = user_name_key(_user_name(resource))[:255]
     scim_user.external_id = resource.external_id
     scim_user.display_name = resource.display_name
     scim_user.given_name = resource.name.given_name if resource.name else None

@@ -82,7 +82,7 @@ def list_scim_users(token_info: dict, start_index: int = 1, count: int | None = 
 
 def create_scim_user(token_info: dict, body: dict):
     user = users.create_user(db(), organization_id=_organization(token_info), payload=body, base_url=_base_url())
-    return _answer(resources.dump(user, context=Context.RESOURCE_CREATION_RESPONSE), 201, Location=user.meta.location)
+    return _answer(resources.dump(user, context=Context.RESOURCE_CREATION_RESPONSE), 201, Location=f"{_base_url()}/Users/{user.id}")
 
 
 def get_scim_user(token_info: dict, user_id: str, attributes: str | None = None, excluded_attributes: str | None = None):
@@ -131,7 +131,7 @@ def _wants_members(attributes: str | None, excluded_attributes: str | None) -> b
 
 def create_scim_group(token_info: dict, body: dict):
     group = groups.create_group(db(), organization_id=_organization(token_info), payload=body, base_url=_base_url())
-    return _answer(resources.dump(group, context=Context.RESOURCE_CREATION_RESPONSE), 201, Location=group.meta.location)
+    return _answer(resources.dump(group, context=Context.RESOURCE_CREATION_RESPONSE), 201, Location=f"{_base_url()}/Groups/{group.id}")
 
 
 def get_scim_group(token_info: dict, group_id: str, attributes: str | None = None, excluded_attributes: str | None = None):
