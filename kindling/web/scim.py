@@ -8,6 +8,8 @@ kindling.web.errors in the SCIM error body, like every other failure under /scim
 
 from __future__ import annotations
 
+import logging
+
 from scim2_models import UnauthorizedException
 from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import Headers
@@ -19,6 +21,18 @@ from kindling.web.errors import is_scim
 from kindling.web.overrides.handler_signatures import settle
 
 ORGANIZATION_KEY = "kindling.scim_organization"
+
+
+class _OneMediaTypeNotice(logging.Filter):
+    """Connexion warns on every request to an operation that accepts two media types, as the SCIM
+    operations do (`application/scim+json` and `application/json`, RFC 7644 §3.8); both are JSON
+    and validated alike, so the warning says nothing and would fill the log."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not record.getMessage().startswith("this operation accepts multiple content types")
+
+
+logging.getLogger("connexion.operations.openapi3").addFilter(_OneMediaTypeNotice())
 
 
 class ScimMiddleware:
