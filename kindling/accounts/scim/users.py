@@ -23,6 +23,7 @@ from scim2_models import (
 from scim2_models import Meta as ScimMeta
 from scim2_models.path import Path
 from sqlalchemy import func, select
+from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from kindling.accounts import authority, lifecycle, reporting_lines, roles
@@ -102,8 +103,8 @@ def get_user(db: Session, *, organization_id: str, user_id: str, base_url: str) 
 def create_user(db: Session, *, organization_id: str, payload: dict, base_url: str) -> User:
     """Provision a person: a new `member`, or the organization's existing account with that email."""
     resource = _parse(payload, Context.RESOURCE_CREATION_REQUEST)
-    roles.lock_organization(db, organization_id)
-    _refuse_taken_user_name(db, organization_id, _user_name(resource), None)
+    # No lock of the organization: a new member changes no role, and the unique (organization,
+    # userName) constraint settles two creates of one name. _apply checks the name and email.
     email = _sign_in_email(resource)
     person = db.scalar(select(Person).where(Person.email == email)) if email else None
     if person is not None and (person.organization_id != organization_id or db.get(ScimUser, person.id) is not None):
@@ -120,9 +121,13 @@ def create_user(db: Session, *, organization_id: str, payload: dict, base_url: s
             hand_role="member",
         )
         db.add(person)
-        db.flush()
-    scim_user = ScimUser(user_id=person.id, organization_id=organization_id, user_name="", user_name_key="", resource={}, version=0)
+        _flush_unique(db)
+    user_name = _user_name(resource)
+    scim_user = ScimUser(
+        user_id=person.id, organization_id=organization_id, user_name=user_name[:255], user_name_key=user_name_key(user_name)[:255], resource={}, version=0
+    )
     db.add(scim_user)
+    _flush_unique(db)
     if joined:
         authority.record(db, user=person, type=evidence.MEMBER_JOINED, actor_id=None, role="member", source="scim")
     _apply(db, scim_user, person, resource)
@@ -192,6 +197,14 @@ def _refuse_taken_user_name(db: Session, organization_id: str, user_name: str, u
         raise UniquenessException(detail="A user with this userName already exists")
 
 
+def _flush_unique(db: Session) -> None:
+    """Flush, answering 409 `uniqueness` when a concurrent request took the userName or email first."""
+    try:
+        db.flush()
+    except IntegrityError:
+        raise UniquenessException(detail="A person with this userName or email already exists") from None
+
+
 def _sign_in_email(resource: User) -> str | None:
     """The primary email, else the work one, else the first, else userName when it is an email."""
     emails = [email for email in resource.emails or [] if email.value and "@" in email.value]
@@ -244,7 +257,7 @@ def _apply(db: Session, scim_user: ScimUser, person: Person, resource: User) -> 
     scim_user.resource = _stored(resource)
     scim_user.version += 1
     scim_user.updated_at = utcnow()
-    db.flush()
+    _flush_unique(db)
     manager = enterprise.manager.value or _last_segment(enterprise.manager.ref) if enterprise.manager else None
     reporting_lines.set_manager(db, user=person, manager_id=manager, actor_id=None, source="scim", field=f"{ENTERPRISE_SCHEMA}:manager.value")
     if resource.active is False:
