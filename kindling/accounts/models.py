@@ -34,10 +34,17 @@ class User(Base):
     organization_id: Mapped[str | None] = mapped_column(ForeignKey("organizations.id"), index=True)
     # "admin", "manager" or "member" for members of an organization; None for consultants.
     role: Mapped[str | None] = mapped_column(String(16))
+    # The role an admin set by hand; `role` is the highest of it and the roles of the person's
+    # directory groups (docs/decisions.md §13).
+    hand_role: Mapped[str | None] = mapped_column(String(16))
     firm_name: Mapped[str | None] = mapped_column(String(200))
     # Identifier of the same person at the identity provider, for its webhooks.
     external_id: Mapped[str | None] = mapped_column(String(255), unique=True)
     active: Mapped[bool] = mapped_column(Boolean, default=True)
+    # The reporting line: who this person reports to, from the directory or an admin.
+    manager_id: Mapped[str | None] = mapped_column(ForeignKey("users.id"), index=True)
+    department: Mapped[str | None] = mapped_column(String(255))
+    employee_number: Mapped[str | None] = mapped_column(String(255))
     created_at: Mapped[dt.datetime] = mapped_column(default=utcnow)
     # When the person's data was erased (docs/decisions.md §15); the row stays as a pseudonym.
     erased_at: Mapped[dt.datetime | None]

@@ -63,6 +63,7 @@ def sign_up(
         account_type=account_type,
         organization_id=organization.id if organization else None,
         role=role,
+        hand_role=role,
         firm_name=firm_name.strip() if firm_name else None,
     )
     db.add(user)

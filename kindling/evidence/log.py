@@ -37,6 +37,14 @@ GIVING_REQUESTED = "giving.requested"  # {programId, programVersion, kind, statu
 GIVING_DECIDED = "giving.decided"  # {decision, status, amount}
 GIVING_PAID = "giving.paid"  # {amount, currency}
 GIVING_REVERSED = "giving.reversed"  # {previousStatus, amount, currency, clawback, donationId}
+# Authority: who was a member, with which role and reporting line, when (docs/decisions.md §13).
+MEMBER_JOINED = "member.joined"  # {role, source}
+MEMBER_ROLE_CHANGED = "member.role_changed"  # {from, to, source: hand|group}
+MEMBER_MANAGER_SET = "member.manager_set"  # {managerId, previousManagerId, source}
+MEMBER_DEACTIVATED = "member.deactivated"  # {source}
+MEMBER_REACTIVATED = "member.reactivated"  # {source}
+SCIM_TOKEN_CREATED = "scim.token_created"  # {} (the subject is the token)
+SCIM_TOKEN_REVOKED = "scim.token_revoked"  # {}
 EVENT_TYPES = (
     ACT_RECORDED,
     ACT_CHANGED,
@@ -53,6 +61,13 @@ EVENT_TYPES = (
     GIVING_DECIDED,
     GIVING_PAID,
     GIVING_REVERSED,
+    MEMBER_JOINED,
+    MEMBER_ROLE_CHANGED,
+    MEMBER_MANAGER_SET,
+    MEMBER_DEACTIVATED,
+    MEMBER_REACTIVATED,
+    SCIM_TOKEN_CREATED,
+    SCIM_TOKEN_REVOKED,
 )
 
 # A declarative class's table is a Table; SQLAlchemy types `__table__` as any FromClause.
@@ -159,6 +174,7 @@ def list_events(
     since: dt.datetime | None = None,
     until: dt.datetime | None = None,
     subject_id: str | None = None,
+    type: str | None = None,
     limit: int = 100,
     cursor: str | None = None,
 ) -> tuple[list[dict], str | None]:
@@ -166,6 +182,8 @@ def list_events(
     statement = _range(select(_events).where(_events.c.organization_id == organization_id), since, until, "query")
     if subject_id is not None:
         statement = statement.where(_events.c.subject_id == subject_id)
+    if type is not None:
+        statement = statement.where(_events.c.type == type)
     if cursor is not None:
         statement = statement.where(_events.c.seq > decode_seq_cursor(cursor))
     events = list(_stream(db, statement.order_by(_events.c.seq).limit(limit + 1)))

@@ -55,7 +55,7 @@ class Accounts:
     def manager(self, of: Account | Organization, **fields) -> Account:
         """A manager of the organization of `of`: a member who may approve colleagues' acts."""
         account = self.member(of, **fields)
-        account.user.role = "manager"
+        account.user.role = account.user.hand_role = "manager"
         self.db.flush()
         return account
 
