@@ -91,6 +91,7 @@ def test_erasure_keeps_ids_counts_and_the_chain(client, make, db):
     assert erased.json()["data"] | {"createdAt": None} == {
         "id": member.user.id, "email": f"erased-{member.user.id}@invalid", "name": "Erased person",
         "accountType": "member", "organizationId": admin.organization_id, "role": "member", "createdAt": None,
+        "managerId": None, "department": None, "employeeNumber": None, "groups": [],
     }
     assert client.get("/api/auth/session", headers=member.headers).status_code == 401
     assert client.post("/api/auth/sign-in", json={"email": member.user.email, "password": PASSWORD}).status_code == 401

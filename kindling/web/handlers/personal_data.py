@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+from kindling.accounts import members
 from kindling.accounts import service as accounts
 from kindling.platform import access
 from kindling.privacy import personal_data
-from kindling.web.handlers.accounts import user_body
+from kindling.web.handlers.members import member_body
 from kindling.web.runtime import db
 
 
@@ -22,5 +23,6 @@ def export_member(token_info: dict, user_id: str):
 
 def erase_member(token_info: dict, user_id: str):
     caller = access.principal(token_info)
-    user = personal_data.erase(db(), organization_id=caller.member_of, user_id=user_id, actor_id=caller.user_id)
-    return {"data": user_body(user)}, 200
+    session = db()
+    user = personal_data.erase(session, organization_id=caller.member_of, user_id=user_id, actor_id=caller.user_id)
+    return {"data": member_body(user, members.groups_of(session, [user.id])[user.id])}, 200
