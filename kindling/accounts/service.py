@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import re
 import secrets
 
@@ -11,7 +12,8 @@ from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session as DbSession
 
-from kindling.accounts.models import Organization, Session, User
+from kindling.accounts import api_tokens
+from kindling.accounts.models import ApiToken, Organization, Session, User
 from kindling.accounts.sessions import SESSION_LIFETIME, forget_after_commit, hash_token
 from kindling.errors import BadRequest, Conflict, RateLimited, Unauthenticated
 from kindling.platform.base import utcnow
@@ -128,6 +130,21 @@ def start_session(db: DbSession, user: User) -> tuple[str, Session]:
     return token, session
 
 
+def sign_out(db: DbSession, *, session_id: str | None, token_id: str | None, user_id: str) -> None:
+    """End the credential a request came with: its session, or the personal API token it used."""
+    if token_id is not None:
+        api_tokens.revoke_token(db, user_id=user_id, token_id=token_id)
+    else:
+        end_session(db, session_id)
+
+
+def credential_expiry(db: DbSession, *, session_id: str | None, token_id: str | None) -> dt.datetime:
+    """When the session or personal API token a request came with expires."""
+    if token_id is not None:
+        return db.get_one(ApiToken, token_id).expires_at
+    return db.get_one(Session, session_id).expires_at
+
+
 def end_session(db: DbSession, session_id: str) -> None:
     """Revoke one session: every server process refuses it within 2 seconds of the commit."""
     session = db.get(Session, session_id)
@@ -137,17 +154,15 @@ def end_session(db: DbSession, session_id: str) -> None:
 
 
 def revoke_all_sessions(db: DbSession, user_id: str) -> None:
-    """Revoke every live session of a user (signed out everywhere, deactivated, deleted): every
-    server process refuses them within 2 seconds of the commit."""
+    """Revoke every live session and personal API token of a user (signed out everywhere,
+    deactivated, deleted): every server process refuses them within 2 seconds of the commit.
+    Every path that deactivates a person comes through here."""
     now = utcnow()
     sessions = list(db.scalars(select(Session).where(Session.user_id == user_id, Session.revoked_at.is_(None))))
     for session in sessions:
         session.revoked_at = now
-    forget_after_commit(db, [session.token_hash for session in sessions])
-
-
-def get_session(db: DbSession, session_id: str) -> Session:
-    return db.get_one(Session, session_id)
+    token_hashes = api_tokens.revoke_all_tokens(db, user_id=user_id)
+    forget_after_commit(db, [session.token_hash for session in sessions] + token_hashes)
 
 
 def get_user(db: DbSession, user_id: str) -> User:
@@ -159,6 +174,7 @@ def get_organization(db: DbSession, organization_id: str) -> Organization:
 
 
 def forget_cached_sessions(db: DbSession, user_id: str) -> None:
-    """Make the user's live sessions be looked up afresh, so a change to the account applies at once."""
-    token_hashes = db.scalars(select(Session.token_hash).where(Session.user_id == user_id, Session.revoked_at.is_(None)))
-    forget_after_commit(db, list(token_hashes))
+    """Make the user's live sessions and API tokens be looked up afresh, so a change to the account applies at once."""
+    session_hashes = db.scalars(select(Session.token_hash).where(Session.user_id == user_id, Session.revoked_at.is_(None)))
+    token_hashes = db.scalars(select(ApiToken.token_hash).where(ApiToken.user_id == user_id, ApiToken.revoked_at.is_(None)))
+    forget_after_commit(db, list(session_hashes) + list(token_hashes))
