@@ -102,16 +102,16 @@ def journey(sdk, url: str, clients: contextlib.ExitStack, database_url: str) -> 
         return_token=True,
     ))
     # The organization's scripts use a personal API token, made once from the signed-in session.
-    created = expect(
+    ci_token = expect(
         operation("auth.create_token").sync_detailed(client=signed_in, body=model("ApiTokenCreate")(name="Harbour CI", expires_in_days=90)),
         HTTPStatus.CREATED,
     ).data
-    assert created.token.startswith("kpat_")
-    admin = clients.enter_context(sdk.AuthenticatedClient(base_url=url, token=created.token, raise_on_unexpected_status=True))
+    assert ci_token.token.startswith("kpat_")
+    admin = clients.enter_context(sdk.AuthenticatedClient(base_url=url, token=ci_token.token, raise_on_unexpected_status=True))
     session = expect(operation("auth.get_session").sync_detailed(client=admin), HTTPStatus.OK).data
     assert session.user.email == "grace@harbour.test"
     listed = expect(operation("auth.list_tokens").sync_detailed(client=admin), HTTPStatus.OK).data
-    assert [(token.id, token.name) for token in listed] == [(created.id, "Harbour CI")]
+    assert [(token.id, token.name) for token in listed] == [(ci_token.id, "Harbour CI")]
     organization = session.organization
     member = sign_up(model("SignUpJoiningOrganization")(
         email="linus@harbour.test", password=PASSWORD, name="Linus", join_code=organization.join_code,
@@ -223,5 +223,5 @@ def journey(sdk, url: str, clients: contextlib.ExitStack, database_url: str) -> 
     assert expect(operation("kindness.get_act").sync_detailed(drive.id, client=admin), HTTPStatus.OK).data.verified_level == 5
 
     # Revoked, the token no longer opens anything.
-    expect(operation("auth.revoke_token").sync_detailed(created.id, client=signed_in), HTTPStatus.NO_CONTENT)
+    expect(operation("auth.revoke_token").sync_detailed(ci_token.id, client=signed_in), HTTPStatus.NO_CONTENT)
     assert operation("auth.get_session").sync_detailed(client=admin).status_code == HTTPStatus.UNAUTHORIZED

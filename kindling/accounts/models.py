@@ -85,13 +85,15 @@ class SsoConnection(Base):
     organization_id: Mapped[str] = mapped_column(ForeignKey("organizations.id"), primary_key=True)
     issuer: Mapped[str] = mapped_column(String(1024))
     client_id: Mapped[str] = mapped_column(String(255))
-    # AES-GCM under a key derived from SECRET_KEY (kindling/accounts/secrets_box.py).
+    # AES-GCM under a key derived from SECRET_KEY, bound to the organization (kindling/accounts/secrets_box.py).
     client_secret_encrypted: Mapped[str] = mapped_column(Text)
     # Read from the provider's discovery document when the settings were saved.
     authorization_endpoint: Mapped[str] = mapped_column(String(2048))
     token_endpoint: Mapped[str] = mapped_column(String(2048))
     jwks_uri: Mapped[str] = mapped_column(String(2048))
+    # Space-separated, those of SIGNING_ALGORITHMS the provider offers.
     signing_algorithms: Mapped[str] = mapped_column(String(200))
+    token_endpoint_auth_method: Mapped[str] = mapped_column(String(32))
     jit_provisioning: Mapped[bool] = mapped_column(Boolean, default=False)
     enforced: Mapped[bool] = mapped_column(Boolean, default=False)
     created_at: Mapped[dt.datetime] = mapped_column(default=utcnow)

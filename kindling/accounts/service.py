@@ -13,9 +13,9 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session as DbSession
 
 from kindling.accounts import api_tokens
-from kindling.accounts.models import ApiToken, Organization, Session, User
+from kindling.accounts.models import ApiToken, Organization, Session, SsoConnection, SsoDomain, User
 from kindling.accounts.sessions import SESSION_LIFETIME, forget_after_commit, hash_token
-from kindling.errors import BadRequest, Conflict, RateLimited, Unauthenticated
+from kindling.errors import BadRequest, Conflict, Forbidden, RateLimited, Unauthenticated
 from kindling.platform.base import utcnow
 from kindling.platform.ratelimit import RateLimiter
 
@@ -55,6 +55,8 @@ def sign_up(
             organization = db.scalar(select(Organization).where(Organization.join_code == join_code.strip()))
             if organization is None:
                 raise BadRequest("Unknown join code", code="unknown_join_code")
+            if _sso_enforced(db, organization.id, email_domain=email.rpartition("@")[2]):
+                raise Forbidden("People of this email domain join through the organization's single sign-on", code="sso_required")
             role = "member"
     if db.scalar(select(User.id).where(User.email == email)) is not None:
         raise Conflict("An account with this email already exists", code="email_taken")
@@ -108,10 +110,21 @@ def sign_in(db: DbSession, limiter: RateLimiter, *, email: str, password: str) -
     password_ok = _verify(user.password_hash if user is not None else _DUMMY_HASH, password)
     if user is None or not user.active or not password_ok:
         raise Unauthenticated("Email or password is incorrect", code="invalid_credentials")
+    # Admins keep their password: the way back in when the identity provider fails.
+    if user.organization_id is not None and user.role != "admin" and _sso_enforced(db, user.organization_id):
+        raise Forbidden("This organization signs in through its identity provider: use single sign-on", code="sso_required")
     limiter.forget(SIGN_IN, email)
     if _hasher.check_needs_rehash(user.password_hash):
         user.password_hash = _hasher.hash(password)
     return user
+
+
+def _sso_enforced(db: DbSession, organization_id: str, *, email_domain: str | None = None) -> bool:
+    """Whether the organization requires single sign-on (of people of `email_domain`, one of its claimed domains, if given)."""
+    statement = select(SsoConnection.organization_id).where(SsoConnection.organization_id == organization_id, SsoConnection.enforced.is_(True))
+    if email_domain is not None:
+        statement = statement.join(SsoDomain, SsoDomain.organization_id == SsoConnection.organization_id).where(SsoDomain.domain == email_domain)
+    return db.scalar(statement) is not None
 
 
 def _verify(password_hash: str, password: str) -> bool:

@@ -32,6 +32,7 @@ GIVING_REQUESTED = "giving.requested"  # {programId, programVersion, kind, statu
 GIVING_DECIDED = "giving.decided"  # {decision, status, amount}
 GIVING_PAID = "giving.paid"  # {amount, currency}
 GIVING_REVERSED = "giving.reversed"  # {previousStatus, amount, currency, clawback, donationId}
+SSO_CONFIGURED = "sso.configured"  # {enabled, issuer, clientId, emailDomains, jitProvisioning, enforced}; only {enabled} when turned off
 EVENT_TYPES = (
     ACT_RECORDED,
     ACT_CHANGED,
@@ -46,6 +47,7 @@ EVENT_TYPES = (
     GIVING_DECIDED,
     GIVING_PAID,
     GIVING_REVERSED,
+    SSO_CONFIGURED,
 )
 
 # A declarative class's table is a Table; SQLAlchemy types `__table__` as any FromClause.

@@ -28,6 +28,7 @@ def upgrade() -> None:
     sa.Column('token_endpoint', sa.String(length=2048), nullable=False),
     sa.Column('jwks_uri', sa.String(length=2048), nullable=False),
     sa.Column('signing_algorithms', sa.String(length=200), nullable=False),
+    sa.Column('token_endpoint_auth_method', sa.String(length=32), nullable=False),
     sa.Column('jit_provisioning', sa.Boolean(), nullable=False),
     sa.Column('enforced', sa.Boolean(), nullable=False),
     sa.Column('created_at', kindling.platform.base.UTCDateTime(timezone=True), nullable=False),

@@ -73,11 +73,11 @@ def _signed_in(user: User, *, return_token: bool, status: int):
     if return_token:
         session_body["token"] = token
     response = flask.make_response({"data": {"user": user_body(user), "session": session_body}}, status)
-    _set_cookie(response, token, session)
+    set_session_cookie(response, token, session)
     return response
 
 
-def _set_cookie(response: flask.Response, token: str, session: Session) -> None:
+def set_session_cookie(response: flask.Response, token: str, session: Session) -> None:
     response.set_cookie(
         COOKIE_NAME,
         token,
