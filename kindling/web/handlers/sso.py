@@ -17,13 +17,13 @@ CALLBACK_PATH = "/api/auth/sso/callback"
 
 
 def get_sso(token_info: dict):
-    caller = access.admin(token_info)
+    caller = access.principal(token_info)
     connection, domains = sso_settings.get_settings(db(), organization_id=caller.organization_id)
     return {"data": settings_body(connection, domains)}, 200
 
 
 def put_sso(body: dict, token_info: dict):
-    caller = access.admin(token_info)
+    caller = access.principal(token_info)
     settings = runtime().settings
     connection, domains = sso_settings.save_settings(
         db(),
@@ -42,7 +42,7 @@ def put_sso(body: dict, token_info: dict):
 
 
 def delete_sso(token_info: dict):
-    caller = access.admin(token_info)
+    caller = access.principal(token_info)
     sso_settings.delete_settings(db(), organization_id=caller.organization_id, actor_id=caller.user_id)
     return NoContent, 204
 
