@@ -9,6 +9,7 @@ import json
 import logging
 import threading
 import time
+import typing
 
 import requests
 from authlib.integrations.base_client.errors import OAuthError
@@ -16,7 +17,7 @@ from authlib.integrations.requests_client import OAuth2Session
 from authlib.oauth2.rfc6749.errors import OAuth2Error
 from joserfc import jwt
 from joserfc.errors import BadSignatureError, ClaimError, InvalidKeyIdError, JoseError
-from joserfc.jwk import KeySet
+from joserfc.jwk import KeySet, KeySetSerialization
 
 from kindling.platform import destinations
 from kindling.platform.destinations import DestinationPolicy, RefusedDestination
@@ -201,7 +202,7 @@ class _KeyCache:
             return entry[1]
         try:
             document = _get_json(jwks_uri, policy, deadline)
-            keys = KeySet.import_key_set(document)
+            keys = KeySet.import_key_set(typing.cast(KeySetSerialization, document))
         except RefusedDestination:
             raise ProviderUnavailable("the identity provider's keys are at an address that is not allowed") from None
         except (JoseError, KeyError, TypeError, ValueError):

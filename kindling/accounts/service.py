@@ -147,7 +147,7 @@ def sign_out(db: DbSession, *, session_id: str | None, token_id: str | None, use
     """End the credential a request came with: its session, or the personal API token it used."""
     if token_id is not None:
         api_tokens.revoke_token(db, user_id=user_id, token_id=token_id)
-    else:
+    elif session_id is not None:
         end_session(db, session_id)
 
 

@@ -8,6 +8,7 @@ import datetime as dt
 import hashlib
 import logging
 import secrets
+import typing
 
 from sqlalchemy import delete, select
 from sqlalchemy.exc import IntegrityError
@@ -134,7 +135,7 @@ def _person(db: Session, *, connection: SsoConnection, subject: str, email: obje
         user = None  # linked by an earlier provider of another organization at the same issuer: not this one's
     email = email.strip().lower() if isinstance(email, str) and 3 <= len(email.strip()) <= 254 and "@" in email else None
     claimed = email is not None and email.rpartition("@")[2] in sso_settings.claimed_domains(db, organization_id=organization_id)
-    if user is None and claimed:
+    if user is None and email is not None and claimed:
         found = db.scalar(select(User).where(User.email == email).with_for_update())
         if found is not None:
             if found.organization_id != organization_id or (found.sso_subject is not None and found.sso_issuer == connection.issuer):
@@ -173,7 +174,7 @@ def _provision(db: Session, *, connection: SsoConnection, subject: str, email: s
     return user
 
 
-def refused_at_provider(error: str | None) -> None:
+def refused_at_provider(error: str | None) -> typing.NoReturn:
     """The provider sent the person back without a code (they cancelled, or it refused them)."""
     reason = error if error in PROVIDER_ERRORS else "no code"
     raise Unauthenticated(f"The identity provider did not sign the person in ({reason})", code="sso_token_invalid")

@@ -18,7 +18,7 @@ CALLBACK_PATH = "/api/auth/sso/callback"
 
 def get_sso(token_info: dict):
     caller = access.principal(token_info)
-    connection, domains = sso_settings.get_settings(db(), organization_id=caller.organization_id)
+    connection, domains = sso_settings.get_settings(db(), organization_id=caller.member_of)
     return {"data": settings_body(connection, domains)}, 200
 
 
@@ -27,7 +27,7 @@ def put_sso(body: dict, token_info: dict):
     settings = runtime().settings
     connection, domains = sso_settings.save_settings(
         db(),
-        organization_id=caller.organization_id,
+        organization_id=caller.member_of,
         actor_id=caller.user_id,
         secret_key=settings.secret_key,
         policy=DestinationPolicy.from_settings(settings),
@@ -43,7 +43,7 @@ def put_sso(body: dict, token_info: dict):
 
 def delete_sso(token_info: dict):
     caller = access.principal(token_info)
-    sso_settings.delete_settings(db(), organization_id=caller.organization_id, actor_id=caller.user_id)
+    sso_settings.delete_settings(db(), organization_id=caller.member_of, actor_id=caller.user_id)
     return NoContent, 204
 
 
