@@ -1,7 +1,7 @@
 """sso and api tokens
 
 Revision ID: 0016
-Revises: 0011
+Revises: 0018
 
 Personal API tokens, organizations' OpenID Connect settings, their claimed email domains,
 sign-ins begun at the provider, and each person's link to their provider account.
@@ -13,7 +13,7 @@ from alembic import op
 import kindling.platform.base
 
 revision = '0016'
-down_revision = '0011'
+down_revision = '0018'
 branch_labels = None
 depends_on = None
 
