@@ -80,6 +80,8 @@ def _exit(*_) -> None:
 def _serve(settings: Settings, host: str, port: int, workers: int) -> int:
     import uvicorn
 
+    from kindling.web import access_log
+
     if workers < 1:
         print("kindling: --workers must be at least 1", file=sys.stderr)
         return 2
@@ -113,6 +115,7 @@ def _serve(settings: Settings, host: str, port: int, workers: int) -> int:
             # envelope. Only a request that is not HTTP still gets the server's plain-text 400.
             http="kindling.web.overrides.http_protocol:BoundedHttpToolsProtocol",
             log_level=settings.log_level.lower(),
+            log_config=access_log.log_config(),
         )
     finally:
         if worker is not None:

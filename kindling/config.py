@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import re
 import typing
 from collections.abc import Mapping
 
@@ -37,6 +38,9 @@ class Settings:
     auth_webhook_secret: str | None = None
     # Lets webhook endpoints point at loopback and private networks (tests, closed networks).
     webhook_allow_private_urls: bool = False
+    # Where people reach this server (`https://kindling.example.com`); single sign-on's redirect
+    # URI is made from it. Unset: from each request's own URL.
+    public_url: str | None = None
     rate_limit_multiplier: float = 1.0
     log_level: str = "INFO"
     # Wellbeing comments older than this are deleted by `kindling worker` (docs/decisions.md §15).
@@ -112,6 +116,13 @@ class Settings:
             previous_keys = parse_public_keys(text("EVIDENCE_PREVIOUS_KEYS", ""))
         except ValueError as exc:
             raise ConfigError(f"EVIDENCE_PREVIOUS_KEYS: {exc}") from None
+        public_url = text("PUBLIC_URL")
+        if public_url is not None:
+            public_url = public_url.rstrip("/")
+            if not re.fullmatch(r"https?://[^/?#@\s]+(/[^?#\s]*)?", public_url):
+                raise ConfigError("PUBLIC_URL must be an http(s) URL without query, fragment or credentials")
+            if environment == "production" and not public_url.startswith("https://"):
+                raise ConfigError("PUBLIC_URL must use https when ENVIRONMENT=production")
         return cls(
             database_url=database_url,
             redis_url=redis_url,
@@ -125,6 +136,7 @@ class Settings:
             payment_webhook_secret=text("PAYMENT_WEBHOOK_SECRET"),
             auth_webhook_secret=text("AUTH_WEBHOOK_SECRET"),
             webhook_allow_private_urls=_flag(env, "WEBHOOK_ALLOW_PRIVATE_URLS"),
+            public_url=public_url,
             rate_limit_multiplier=multiplier,
             log_level=log_level,
             wellbeing_comment_retention_days=int(retention_text),

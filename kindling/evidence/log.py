@@ -45,6 +45,7 @@ MEMBER_DEACTIVATED = "member.deactivated"  # {source}
 MEMBER_REACTIVATED = "member.reactivated"  # {source}
 SCIM_TOKEN_CREATED = "scim.token_created"  # {} (the subject is the token)
 SCIM_TOKEN_REVOKED = "scim.token_revoked"  # {}
+SSO_CONFIGURED = "sso.configured"  # {enabled, issuer, clientId, emailDomains, jitProvisioning, enforced}; only {enabled} when turned off
 EVENT_TYPES = (
     ACT_RECORDED,
     ACT_CHANGED,
@@ -68,6 +69,7 @@ EVENT_TYPES = (
     MEMBER_REACTIVATED,
     SCIM_TOKEN_CREATED,
     SCIM_TOKEN_REVOKED,
+    SSO_CONFIGURED,
 )
 
 # A declarative class's table is a Table; SQLAlchemy types `__table__` as any FromClause.
