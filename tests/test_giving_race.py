@@ -47,11 +47,12 @@ def _settle_at_once(server, donations: list[dict], event_ids: list[str]) -> None
 
     def deliver(donation: dict) -> int:
         # Event ids of their own, removed afterwards: the server records every event it handled.
-        event_ids.append(f"evt_{uuid.uuid4().hex}")
+        event_id = f"evt_{uuid.uuid4().hex}"
+        event_ids.append(event_id)
         event = payments.payment_event(
             "payment_intent.succeeded",
             Donation(id=donation["id"], amount=donation["amount"], currency=donation["currency"]),
-            event_id=event_ids[-1],
+            event_id=event_id,
         )
         payload, headers = payments.signed(event)
         start.wait()
