@@ -19,6 +19,7 @@ from tests.helpers.contract import SINGLE_OPERATION_PHASES, Api, accounts_file, 
 
 SIGN_OUT = "sign_out"
 SCIM_PATHS = "^/scim/v2"
+PAYMENT_SECRET = "whsec_contract"
 ALL_PHASES = "examples,coverage,fuzzing,stateful"
 
 EMAILS = {
@@ -70,6 +71,17 @@ def populate(api: Api, database_url: str) -> dict[str, str]:
         donation = {"amount": 2500, "currency": "USD", "recipient": {"name": "Food Bank"}}
         api.call("POST", "/api/donations", tokens[sender], json=donation)
         api.call("POST", "/api/wellbeing", tokens[sender], json={"mood": 4, "stress": 2, "comment": "A good week"})
+    # Giving programs, and a donation of each person matched by the payment webhook: requests
+    # awaiting review, for admins and managers to decide and pay.
+    api.call("POST", "/api/giving/programs", tokens["admin"], json={
+        "name": "Gift match", "kind": "donation_match", "ratioPercent": 100, "perPersonCap": 100_000, "approval": "review",
+    })
+    api.call("POST", "/api/giving/programs", tokens["admin"], json={
+        "name": "Dollars for doers", "kind": "volunteer_grant", "ratePerHour": 1000, "perPersonCap": 100_000, "approval": "review",
+    })
+    for sender in ("member", "admin"):
+        donation = api.call("POST", "/api/donations", tokens[sender], json={"amount": 4000, "currency": "USD", "recipient": {"name": "Shelter"}})["data"]
+        api.settle(donation, secret=PAYMENT_SECRET)
     return tokens
 
 
@@ -80,7 +92,7 @@ def test_every_operation_honours_the_contract(account, fresh_database_url, live_
     server = live_server(
         DATABASE_URL=fresh_database_url,
         RATE_LIMIT_MULTIPLIER="1000",
-        PAYMENT_WEBHOOK_SECRET="whsec_contract",
+        PAYMENT_WEBHOOK_SECRET=PAYMENT_SECRET,
         AUTH_WEBHOOK_SECRET="whsec_Y29udHJhY3QtdGVzdC1zZWNyZXQ=",
     )
     api = Api(server.url)
