@@ -14,6 +14,7 @@ import pytest
 import sqlalchemy as sa
 from sqlalchemy import inspect, select, text
 
+from kindling.accounts.scim.models import ScimUser
 from kindling.donations import giving
 from kindling.donations import service as donations
 from kindling.donations.models import GivingRequest
@@ -29,6 +30,7 @@ from tests.factories import PASSWORD
 from tests.factories import donations as payments
 from tests.factories.principals import principal
 from tests.helpers import assert_envelope, call, sign_up
+from tests.scim import helpers as scim
 
 
 def test_a_person_exports_everything_held_about_them_and_never_a_token(client, make, db):
@@ -229,3 +231,33 @@ def test_giving_requests_are_exported_and_their_reasons_and_notes_erased(client,
     assert (request.status, request.amount, request.decision_reason, request.decision_note) == ("declined", donation.amount, None, None)
     # The admin who wrote them is erased too: what they decided stays, their words go.
     assert client.post(f"/api/organization/members/{admin.user.id}/erase", headers=second_admin.headers).status_code == 200
+
+
+def test_a_person_the_directory_provisioned_is_exported_and_erased_from_it(client, make, db):
+    admin = make.admin()
+    headers = make.scim_token(admin)
+    marker = uuid.uuid4().hex[:10]
+    body = scim.user(
+        f"ada.{marker}@example.test",
+        name={"givenName": "Ada", "familyName": f"Quux{marker}"},
+        emails=[{"value": f"ada.{marker}@example.test", "type": "work", "primary": True}],
+        externalId=f"ext-{marker}",
+    )
+    created = client.post("/scim/v2/Users", json=body, headers=headers)
+    assert created.status_code == 201, created.text
+    person_id = created.json()["id"]
+    group = client.post("/scim/v2/Groups", json={"schemas": [scim.GROUP], "displayName": f"Team {marker}", "members": [{"value": person_id}]}, headers=headers)
+    assert group.status_code == 201, group.text
+
+    exported = client.get(f"/api/organization/members/{person_id}/export", headers=admin.headers).json()["data"]
+    assert exported["directory"]["userName"] == f"ada.{marker}@example.test"
+    assert [g["displayName"] for g in exported["groups"]] == [f"Team {marker}"]
+
+    assert client.post(f"/api/organization/members/{person_id}/erase", headers=admin.headers).status_code == 200
+    after = client.get(f"/api/organization/members/{person_id}/export", headers=admin.headers)
+    assert marker not in after.text and after.json()["data"]["directory"] is None and after.json()["data"]["groups"] == []
+    assert db.scalars(select(ScimUser).where(ScimUser.user_id == person_id)).all() == []
+    # The directory no longer knows the person; the group stays, without them.
+    assert client.get(f"/scim/v2/Users/{person_id}", headers=headers).status_code == 404
+    events = [e["type"] for e in client.get("/api/evidence", params={"subjectId": person_id}, headers=admin.headers).json()["data"]]
+    assert events[-2:] == ["member.deactivated", "member.erased"]

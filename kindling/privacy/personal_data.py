@@ -7,14 +7,15 @@ only, still verifies.
 
 from __future__ import annotations
 
-from sqlalchemy import delete, event, func, select, update
+from sqlalchemy import delete, event, select, update
 from sqlalchemy.orm import Session
 
-from kindling.accounts import identity
+from kindling.accounts import identity, lifecycle
 from kindling.accounts.models import Organization, User
 from kindling.accounts.models import Session as SignInSession
+from kindling.accounts.scim.models import DirectoryGroup, GroupMembership, ScimUser
 from kindling.donations.models import Donation, GivingRequest
-from kindling.errors import Conflict, NotFound
+from kindling.errors import NotFound
 from kindling.evidence import log as evidence
 from kindling.kindness.models import KindnessAct
 from kindling.kindness.verification_models import Attestation, VerificationDecision
@@ -43,6 +44,7 @@ def member_of(db: Session, *, organization_id: str, user_id: str) -> User:
 
 def export(db: Session, *, user: User) -> dict:
     """Everything held about the person, as one document; sessions as metadata, never a token."""
+    directory = db.get(ScimUser, user.id)
     acts_sent = db.scalars(select(KindnessAct).where(KindnessAct.user_id == user.id).order_by(KindnessAct.created_at))
     acts_received = db.scalars(
         select(KindnessAct).where(KindnessAct.recipient_id == user.id).order_by(KindnessAct.created_at)
@@ -59,9 +61,27 @@ def export(db: Session, *, user: User) -> dict:
             "firmName": user.firm_name,
             "externalId": user.external_id,
             "active": user.active,
+            "managerId": user.manager_id,
+            "department": user.department,
+            "employeeNumber": user.employee_number,
             "erasedAt": user.erased_at,
             "createdAt": user.created_at,
         },
+        "directory": None if directory is None else {
+            "userName": directory.user_name,
+            "externalId": directory.external_id,
+            "resource": directory.resource,
+            "updatedAt": directory.updated_at,
+        },
+        "groups": [
+            {"id": group.id, "displayName": group.display_name, "role": group.role}
+            for group in db.scalars(
+                select(DirectoryGroup)
+                .join(GroupMembership, GroupMembership.group_id == DirectoryGroup.id)
+                .where(GroupMembership.user_id == user.id)
+                .order_by(DirectoryGroup.display_name)
+            )
+        ],
         "actsSent": [_act(act) for act in acts_sent],
         "actsReceived": [_act(act) for act in acts_received],
         "verificationDecisions": [
@@ -172,19 +192,21 @@ def erase(db: Session, *, organization_id: str, user_id: str, actor_id: str) -> 
     user = db.get(User, user_id, with_for_update=True, populate_existing=True)
     if user is None or user.organization_id != organization_id or user.erased_at is not None:
         raise NotFound("No such member of this organization")
-    if user.role == "admin" and user.active:
-        admins = db.scalar(
-            select(func.count()).where(User.organization_id == organization_id, User.role == "admin", User.active.is_(True))
-        ) or 0
-        if admins <= 1:
-            raise Conflict("An organization keeps at least one admin", code="last_admin")
+    # The last admin stays (409), and the deactivation is an authority event of its own.
+    lifecycle.deactivate(db, user=user, actor_id=actor_id, source="hand")
+    # An erasure after a deactivation still revokes whatever was issued since.
     identity.deactivate(db, user=user)
     user.name = ERASED_NAME
     user.email = erased_email(user.id)
     user.password_hash = ERASED_PASSWORD
     user.firm_name = None
     user.external_id = None
+    user.employee_number = None
+    user.department = None
     user.erased_at = utcnow()
+    # The directory's copy of the person (names, emails, the resource as sent) and their groups.
+    db.execute(delete(GroupMembership).where(GroupMembership.user_id == user.id))
+    db.execute(delete(ScimUser).where(ScimUser.user_id == user.id))
     _remove_what_they_wrote(db, user_id=user.id)
     db.flush()
     evidence.append(
