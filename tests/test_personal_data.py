@@ -14,6 +14,7 @@ import pytest
 import sqlalchemy as sa
 from sqlalchemy import inspect, select, text
 
+from kindling.accounts.models import User
 from kindling.accounts.scim.models import ScimUser
 from kindling.donations import giving
 from kindling.donations import service as donations
@@ -261,3 +262,15 @@ def test_a_person_the_directory_provisioned_is_exported_and_erased_from_it(clien
     assert client.get(f"/scim/v2/Users/{person_id}", headers=headers).status_code == 404
     events = [e["type"] for e in client.get("/api/evidence", params={"subjectId": person_id}, headers=admin.headers).json()["data"]]
     assert events[-2:] == ["member.deactivated", "member.erased"]
+
+
+def test_erasure_clears_the_single_sign_on_link(client, make, db):
+    admin = make.admin()
+    member = make.member(admin)
+    user = db.get(User, member.user.id)
+    user.sso_issuer, user.sso_subject = "https://idp.example.test", f"sub-{uuid.uuid4().hex}"
+    db.flush()
+    assert client.post(f"/api/organization/members/{member.user.id}/erase", headers=admin.headers).status_code == 200
+    db.expire_all()
+    erased = db.get(User, member.user.id)
+    assert (erased.sso_issuer, erased.sso_subject) == (None, None)

@@ -201,6 +201,7 @@ def erase(db: Session, *, organization_id: str, user_id: str, actor_id: str) -> 
     user.password_hash = ERASED_PASSWORD
     user.firm_name = None
     user.external_id = None
+    user.sso_issuer = user.sso_subject = None
     user.employee_number = None
     user.department = None
     user.erased_at = utcnow()
