@@ -1,5 +1,6 @@
 """Personal API tokens: created once, stored hashed, a bearer credential with the owner's rights,
-refused once revoked, expired or its owner deactivated (docs/decisions.md §2)."""
+refused once revoked, expired or its owner deactivated: by an admin, by the identity provider's
+webhook or over SCIM (docs/decisions.md §2)."""
 
 from __future__ import annotations
 
@@ -17,6 +18,8 @@ from tests.factories import identity
 from tests.helpers import assert_envelope
 
 TOKEN_FIELDS = {"id", "name", "createdAt", "expiresAt", "lastUsedAt"}
+SCIM_USER = "urn:ietf:params:scim:schemas:core:2.0:User"
+SCIM_PATCH = "urn:ietf:params:scim:api:messages:2.0:PatchOp"
 
 
 def create(client, account, **body):
@@ -136,3 +139,20 @@ def test_a_role_change_reaches_a_cached_token_at_once(client, make):
     assert_envelope(client.get("/api/organization/members", headers=token.headers), 403)
     assert client.patch(f"/api/organization/members/{member.user.id}", json={"role": "manager"}, headers=admin.headers).status_code == 200
     assert client.get("/api/organization/members", headers=token.headers).status_code == 200
+
+
+def test_scim_deactivation_revokes_tokens_and_reactivation_does_not_restore_them(client, make):
+    admin = make.admin()
+    scim = make.scim_token(admin)
+    member = make.member(admin)
+    token = make.api_token(member)
+    created = client.post("/scim/v2/Users", headers=scim, json={"schemas": [SCIM_USER], "userName": member.user.email, "active": True})
+    assert created.status_code == 201, created.text
+    user_id = created.json()["id"]
+    assert client.get("/api/auth/session", headers=token.headers).status_code == 200
+    deactivate = {"schemas": [SCIM_PATCH], "Operations": [{"op": "replace", "path": "active", "value": False}]}
+    assert client.patch(f"/scim/v2/Users/{user_id}", headers=scim, json=deactivate).status_code == 200
+    assert_envelope(client.get("/api/auth/session", headers=token.headers), 401)
+    reactivate = {"schemas": [SCIM_PATCH], "Operations": [{"op": "replace", "path": "active", "value": True}]}
+    assert client.patch(f"/scim/v2/Users/{user_id}", headers=scim, json=reactivate).status_code == 200
+    assert_envelope(client.get("/api/auth/session", headers=token.headers), 401)
