@@ -6,8 +6,12 @@ from __future__ import annotations
 import dataclasses
 
 import pytest
+from sqlalchemy import select
 
+from kindling.donations import service as donations
+from kindling.donations.models import GivingRequest
 from tests.factories import Account
+from tests.factories import donations as payments
 from tests.factories.volunteering import CENTRE, north_of
 
 
@@ -24,6 +28,8 @@ class Tenant:
     wellbeing_id: str
     invitation_id: str
     endpoint_id: str  # the client consultant's webhook endpoint
+    program_id: str  # a matching-gift program whose requests wait for review
+    giving_request_id: str  # the match of the member's succeeded donation
 
     @property
     def organization_id(self) -> str:
@@ -44,6 +50,7 @@ class Tenant:
             "act": self.act_id, "opportunity": self.opportunity_id, "check-in": self.check_in_id, "donation": self.donation_id,
             "wellbeing": self.wellbeing_id, "invitation": self.invitation_id,
             "consultant": self.consultant.user.id, "suitor": self.suitor.user.id, "endpoint": self.endpoint_id,
+            "program": self.program_id, "giving request": self.giving_request_id,
         }
 
 
@@ -55,6 +62,10 @@ def make_tenant(make, db) -> Tenant:
     make.saved_theme(consultant, admin)
     opportunity = make.opportunity(admin)
     check_in = make.check_in(make.member(admin), opportunity, north_of(CENTRE, 5000))
+    program = make.match_program(admin, approval="review")
+    gift = make.donation(member)
+    event = payments.payment_event("payment_intent.succeeded", gift)
+    donations.apply_payment_event(db, event_id=event["id"], event_type=event["type"], payment=event["data"]["object"], donation=gift)
     tenant = Tenant(
         admin=admin,
         member=member,
@@ -67,6 +78,8 @@ def make_tenant(make, db) -> Tenant:
         wellbeing_id=make.response(member, comment="Private thoughts").id,
         invitation_id=make.invitation(suitor, admin).id,
         endpoint_id=make.endpoint(consultant, "https://hooks.example.test/k").id,
+        program_id=program.id,
+        giving_request_id=db.scalars(select(GivingRequest.id).where(GivingRequest.program_id == program.id)).one(),
     )
     db.flush()
     return tenant

@@ -49,6 +49,8 @@ AT_CENTRE = {"latitude": CENTRE[0], "longitude": CENTRE[1]}
 INVITATION = {"invitationId": "{id}"}
 THEME = ("member", "/api/theme/{id}")
 ENDPOINT = ("consultant", "/api/webhooks/endpoints/{id}")
+PROGRAM = ("admin", "/api/giving/programs/{id}")
+GIVING_REQUEST = ("admin", "/api/giving/requests/{id}")
 CASES = {
     ("GET", "/api/kindness/{id}"): Case("GET", "/api/kindness/{id}", "member", "act_id", ("member", "/api/kindness/{id}")),
     ("PUT", "/api/kindness/{id}"): Case("PUT", "/api/kindness/{id}", "admin", "act_id", ("member", "/api/kindness/{id}"), {"verificationLevel": 5}),
@@ -113,6 +115,18 @@ CASES = {
     ("GET", "/api/webhooks/endpoints/{endpointId}/deliveries"): Case(
         "GET", "/api/webhooks/endpoints/{id}/deliveries", "consultant", "endpoint_id", ENDPOINT
     ),
+    ("GET", "/api/giving/programs/{id}"): Case("GET", "/api/giving/programs/{id}", "member", "program_id", PROGRAM),
+    ("PATCH", "/api/giving/programs/{id}"): Case("PATCH", "/api/giving/programs/{id}", "admin", "program_id", PROGRAM, {"active": False}),
+    ("POST", "/api/giving/grants"): Case(
+        "POST", "/api/giving/grants", "member", "program_id", PROGRAM, {"programId": "{id}", "recipient": {"name": "Food Bank"}, "hours": 1}
+    ),
+    ("GET", "/api/giving/requests/{id}"): Case("GET", "/api/giving/requests/{id}", "admin", "giving_request_id", GIVING_REQUEST),
+    ("POST", "/api/giving/requests/{id}/decision"): Case(
+        "POST", "/api/giving/requests/{id}/decision", "admin", "giving_request_id", GIVING_REQUEST, {"decision": "approve"}
+    ),
+    ("POST", "/api/giving/requests/{id}/payout"): Case(
+        "POST", "/api/giving/requests/{id}/payout", "admin", "giving_request_id", GIVING_REQUEST, {"reference": "PAY-1"}
+    ),
 }
 
 # Ids that name no tenant's record, so there is no other tenant's record to reach through them.
@@ -122,6 +136,21 @@ NOT_TENANT_RECORDS = {
     ("GET", "/api/kindness"): "userId filters the caller's own organization's list: test_user_filter_of_another_tenant_finds_nothing",
     ("GET", "/api/compliance/{framework}"): "a framework is public reference data; the report is always of the caller's organization",
     ("GET", "/api/evidence"): "subjectId filters the caller's own organization's log: test_evidence_of_another_tenant_is_never_reachable",
+    ("GET", "/api/giving/requests"): "programId filters the caller's own organization's requests: test_lists_never_show_another_tenants_records",
+    ("DELETE", "/api/auth/tokens/{id}"): "a token of anyone else answers 404: tests/test_api_tokens.py::test_a_revoked_token_is_refused_and_only_its_owner_revokes_it",
+    ("DELETE", "/api/organization/scim-tokens/{tokenId}"): "another organization's token answers 404: tests/scim/test_tokens.py::test_only_admins_manage_tokens_and_only_their_own",
+    ("PATCH", "/api/organization/groups/{groupId}"): "another organization's group answers 404: tests/scim/test_groups_as_roles.py::test_admins_and_managers_list_groups_with_member_counts",
+    ("PUT", "/api/organization/sso"): "the settings are always the caller's organization's; a domain another organization claims is 409: tests/test_sso.py",
+    ("GET", "/scim/v2/ResourceTypes/{resourceTypeId}"): "a resource type is public reference data of the service provider",
+    ("GET", "/scim/v2/Schemas/{schemaId}"): "a schema is public reference data of the service provider",
+    ("GET", "/scim/v2/Users/{userId}"): "a SCIM token acts on its own organization only, another's ids answer 404: tests/scim/test_tokens.py::test_a_token_acts_on_its_own_organization_only",
+    ("PUT", "/scim/v2/Users/{userId}"): "a SCIM token acts on its own organization only, another's ids answer 404: tests/scim/test_tokens.py::test_a_token_acts_on_its_own_organization_only",
+    ("PATCH", "/scim/v2/Users/{userId}"): "a SCIM token acts on its own organization only, another's ids answer 404: tests/scim/test_tokens.py::test_a_token_acts_on_its_own_organization_only",
+    ("DELETE", "/scim/v2/Users/{userId}"): "a SCIM token acts on its own organization only, another's ids answer 404: tests/scim/test_tokens.py::test_a_token_acts_on_its_own_organization_only",
+    ("GET", "/scim/v2/Groups/{groupId}"): "a SCIM token acts on its own organization only, another's ids answer 404: tests/scim/test_tokens.py::test_a_token_acts_on_its_own_organization_only",
+    ("PUT", "/scim/v2/Groups/{groupId}"): "a SCIM token acts on its own organization only, another's ids answer 404: tests/scim/test_tokens.py::test_a_token_acts_on_its_own_organization_only",
+    ("PATCH", "/scim/v2/Groups/{groupId}"): "a SCIM token acts on its own organization only, another's ids answer 404: tests/scim/test_tokens.py::test_a_token_acts_on_its_own_organization_only",
+    ("DELETE", "/scim/v2/Groups/{groupId}"): "a SCIM token acts on its own organization only, another's ids answer 404: tests/scim/test_tokens.py::test_a_token_acts_on_its_own_organization_only",
     ("GET", "/api/attestations/{token}"): "the token is a secret of its own attestation, not a tenant's id: tests/kindness/test_attestations.py",
     ("POST", "/api/attestations/{token}"): "the token is a secret of its own attestation, not a tenant's id: tests/kindness/test_attestations.py",
 }
@@ -154,6 +183,7 @@ def test_lists_never_show_another_tenants_records(client, tenants):
         (b.admin, "/api/consultants"), (b.consultant, "/api/clients"), (b.consultant, "/api/invitations"),
         (b.admin, "/api/organization/members"), (b.admin, f"/api/volunteer/{b.opportunity_id}/check-ins"),
         (b.admin, "/api/auth/session"), (b.admin, "/api/evidence"), (b.admin, "/api/evidence/verify"),
+        (b.admin, "/api/giving/programs"), (b.admin, "/api/giving/requests"), (b.admin, f"/api/giving/requests?programId={a.program_id}"),
     ]
     for caller, url in views:
         response = client.get(url, headers=caller.headers)
