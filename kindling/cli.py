@@ -33,12 +33,17 @@ def main(argv: list[str] | None = None) -> int:
         metavar="BASE64",
         help="a key of GET /api/evidence/keys to check the signature with (repeat for rotated keys)",
     )
+    verify.add_argument("--keys", metavar="FILE", help="a saved answer of GET /api/evidence/keys, instead of --public-key")
+    verify.add_argument("--checkpoint", metavar="FILE", help="a signed checkpoint the bundle must hold (GET /api/evidence/checkpoints)")
+    verify.add_argument("--report", metavar="FILE", help="a JSON compliance export whose every figure is recomputed from the bundle")
     args = parser.parse_args(argv)
     if args.command == "evidence":
         # Offline: no settings, no database.
         from kindling.evidence.verify_command import verify_bundle_file
 
-        return verify_bundle_file(args.bundle, args.public_key)
+        return verify_bundle_file(
+            args.bundle, args.public_key, keys_file=args.keys, checkpoint=args.checkpoint, report=args.report
+        )
 
     try:
         settings = Settings.from_env()
@@ -60,11 +65,22 @@ def main(argv: list[str] | None = None) -> int:
 def _work(settings: Settings, *, once: bool) -> int:
     from kindling.webhooks.delivery import Worker
 
-    worker = Worker(settings)
+    worker = Worker(settings, tasks=_worker_tasks(settings))
     for signum in (signal.SIGINT, signal.SIGTERM):
         signal.signal(signum, lambda *_: worker.stop())
     worker.run(once=once)
     return 0
+
+
+def _worker_tasks(settings: Settings) -> tuple:
+    """The hourly evidence checkpoints, when this process signs with the key the server lists."""
+    from kindling.evidence.checkpoints import Checkpointer
+    from kindling.evidence.keys import embedded_key_path, make_signer
+
+    if settings.evidence_signing_key is None and embedded_key_path(settings.database_url) is None:
+        return ()  # a key of this process only: its checkpoints would verify with no listed key
+    signer = make_signer(settings.evidence_signing_key, settings.evidence_previous_keys, settings.database_url)
+    return (lambda session_factory: Checkpointer(session_factory, signer),)
 
 
 def _exit(*_) -> None:
@@ -91,7 +107,7 @@ def _serve(settings: Settings, host: str, port: int, workers: int) -> int:
 
         database.upgrade(settings.database_url)
         # Embedded mode has no separate `kindling worker`; webhooks go out from this process.
-        worker = Worker(settings)
+        worker = Worker(settings, tasks=_worker_tasks(settings))
         worker.start_thread()
         # uvicorn re-raises SIGTERM once it has shut down; exit through `finally` then, so the
         # worker finishes its batch instead of dying mid-attempt.

@@ -27,6 +27,7 @@ from sqlalchemy.orm import Session
 from vaderSentiment.vaderSentiment import SentimentIntensityAnalyzer
 
 from kindling.errors import Forbidden, NotFound
+from kindling.evidence import log as evidence
 from kindling.platform import pagination
 from kindling.platform.access import Principal
 from kindling.platform.base import utcnow
@@ -212,6 +213,25 @@ def _publish_if_due(db: Session, *, week: WellbeingWeek, now: dt.datetime) -> bo
     week.published_at = now
     db.execute(update(WellbeingResponse).where(*of_week, unpublished).values(published_in=week.revision))
     db.flush()
+    # The published figures are aggregates of at least five people, never one person's answer.
+    evidence.append(
+        db,
+        organization_id=week.organization_id,
+        type=evidence.WELLBEING_PUBLISHED,
+        subject=("wellbeing_week", week.week_start.isoformat()),
+        actor_id=None,
+        data={
+            "weekStart": week.week_start.isoformat(),
+            "revision": week.revision,
+            "respondents": week.respondents,
+            "responses": week.responses,
+            "moodTotal": week.mood_total,
+            "stressTotal": week.stress_total,
+            "energyTotal": week.energy_total,
+            "energyResponses": week.energy_responses,
+            **{label: getattr(week, label) for label in SENTIMENT_LABELS},
+        },
+    )
     return True
 
 

@@ -56,6 +56,11 @@ class Volunteering:
         )
 
 
+    def check_out(self, account: Account, opportunity: VolunteerOpportunity, *, now: dt.datetime | None = None) -> CheckIn:
+        """`account` checking out of `opportunity` at `now`."""
+        return volunteering.check_out(self.db, caller=principal(account), opportunity_id=opportunity.id, now=now)
+
+
 def north_of(point: tuple[float, float], meters: float) -> tuple[float, float]:
     """The point `meters` due north along the meridian (where haversine is exact)."""
     latitude, longitude = point
