@@ -8,8 +8,8 @@ import dataclasses
 import datetime as dt
 import hashlib
 import json
-import typing
 import re
+import typing
 from collections.abc import Iterable
 
 import rfc8785

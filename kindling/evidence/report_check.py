@@ -18,7 +18,7 @@ PERIOD_WEEKS = {"week": 1, "month": 4, "quarter": 13, "year": 52}
 # Figures not recomputed, shown as stated: the distinct people across a period's weeks and the
 # number of active members are not in the log; giving requests' own creation times are not in
 # their events yet, so a window cannot be drawn around them.
-NOT_IN_THE_LOG = frozenset({"wellbeing_participation", "matched_giving_amount", "granted_giving_amount"})
+NOT_IN_THE_LOG = frozenset({"wellbeing_participation", "matched_giving_amount", "volunteer_grant_amount"})
 
 
 @dataclasses.dataclass

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import flask
 
-from kindling.compliance import exports, reports
+from kindling.compliance import exports
 from kindling.platform import access
 from kindling.web.runtime import db, runtime
 
