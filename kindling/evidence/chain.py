@@ -212,7 +212,7 @@ def _hash(value: object, what: str) -> str:
 def _check_event(event: object, organization_id: str, position: int) -> None:
     """An event has the nine members, each of its type, and belongs to the bundle's organization."""
     what = f"event {position + 1} of the file"
-    _members(event, EVENT_MEMBERS, what)
+    event = _members(event, EVENT_MEMBERS, what)
     _seq(event["seq"], f"{what}: seq")
     _members(event["subject"], frozenset({"kind", "id"}), f"{what}: subject")
     if not all(type(event["subject"][name]) is str for name in ("kind", "id")):

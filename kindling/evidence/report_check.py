@@ -92,7 +92,7 @@ def _figures(events: list[dict], report: dict) -> dict:
         elif kind in replay.FIELDS:
             states[(kind, subject_id)] = replay.apply(states.get((kind, subject_id)), event)
     start, end = _moment(report["from"]), _moment(report["to"])
-    acts, by_category = _Counts(), {}
+    acts, by_category = _Counts(), dict[str, _Counts]()
     check_ins, hundredths, participants = _Counts(), 0, set()
     donations, succeeded_minor = _Counts(), 0
     for (kind, _), state in states.items():

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from typing import Any
 
 from kindling.evidence.chain import (
     BundleError,
@@ -74,7 +75,7 @@ def verify_bundle_file(
     return VERIFIED
 
 
-def _read(path: str) -> object:
+def _read(path: str) -> Any:
     try:
         with open(path, "rb") as file:
             return strict_json(file.read())
