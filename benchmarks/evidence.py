@@ -43,7 +43,7 @@ import uuid
 from sqlalchemy import create_engine, text
 from sqlalchemy.orm import Session
 
-from kindling.compliance import reports
+from kindling.compliance import exports
 from kindling.evidence import log as evidence
 from kindling.evidence import replay
 from kindling.evidence.chain import GENESIS_HASH, event_hash, timestamp
@@ -120,7 +120,7 @@ def time_report(engine, organization_id: str) -> tuple[float, float]:
     signer = make_signer(None, (), "postgresql://")
     with Session(engine) as session:
         started = time.perf_counter()
-        exported = reports.export_report(session, signer, organization_id=organization_id, framework_id="gri", file_format="json", period="year")
+        exported = exports.export_report(session, signer, organization_id=organization_id, framework_id="gri", file_format="json", period="year")
         export_seconds = time.perf_counter() - started
         bundle = evidence.export(session, signer, organization_id=organization_id)
         session.rollback()  # the checkpoints the exports made
