@@ -62,10 +62,20 @@ def main(argv: list[str] | None = None) -> int:
     return _serve(settings, args.host, args.port, args.workers)
 
 
-def _work(settings: Settings, *, once: bool) -> int:
+def _worker(settings: Settings):
+    """The worker loop: webhook delivery, the evidence checkpoints and the retention of wellbeing comments."""
     from kindling.webhooks.delivery import Worker
+    from kindling.wellbeing import retention
 
-    worker = Worker(settings, tasks=_worker_tasks(settings))
+    return Worker(
+        settings,
+        tasks=_worker_tasks(settings),
+        chores=[retention.chore(settings.wellbeing_comment_retention_days)],
+    )
+
+
+def _work(settings: Settings, *, once: bool) -> int:
+    worker = _worker(settings)
     for signum in (signal.SIGINT, signal.SIGTERM):
         signal.signal(signum, lambda *_: worker.stop())
     worker.run(once=once)
@@ -90,6 +100,8 @@ def _exit(*_) -> None:
 def _serve(settings: Settings, host: str, port: int, workers: int) -> int:
     import uvicorn
 
+    from kindling.web import access_log
+
     if workers < 1:
         print("kindling: --workers must be at least 1", file=sys.stderr)
         return 2
@@ -103,11 +115,10 @@ def _serve(settings: Settings, host: str, port: int, workers: int) -> int:
     worker = None
     if settings.embedded:
         from kindling.platform import database
-        from kindling.webhooks.delivery import Worker
 
         database.upgrade(settings.database_url)
         # Embedded mode has no separate `kindling worker`; webhooks go out from this process.
-        worker = Worker(settings, tasks=_worker_tasks(settings))
+        worker = _worker(settings)
         worker.start_thread()
         # uvicorn re-raises SIGTERM once it has shut down; exit through `finally` then, so the
         # worker finishes its batch instead of dying mid-attempt.
@@ -124,6 +135,7 @@ def _serve(settings: Settings, host: str, port: int, workers: int) -> int:
             # envelope. Only a request that is not HTTP still gets the server's plain-text 400.
             http="kindling.web.overrides.http_protocol:BoundedHttpToolsProtocol",
             log_level=settings.log_level.lower(),
+            log_config=access_log.log_config(),
         )
     finally:
         if worker is not None:

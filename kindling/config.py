@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import re
 import typing
 from collections.abc import Mapping
 
@@ -37,8 +38,13 @@ class Settings:
     auth_webhook_secret: str | None = None
     # Lets webhook endpoints point at loopback and private networks (tests, closed networks).
     webhook_allow_private_urls: bool = False
+    # Where people reach this server (`https://kindling.example.com`); single sign-on's redirect
+    # URI is made from it. Unset: from each request's own URL.
+    public_url: str | None = None
     rate_limit_multiplier: float = 1.0
     log_level: str = "INFO"
+    # Wellbeing comments older than this are deleted by `kindling worker` (docs/decisions.md §15).
+    wellbeing_comment_retention_days: int = 365
     # Ed25519 seed evidence is signed with, and the raw public keys it was signed with before.
     evidence_signing_key: bytes | None = None
     evidence_previous_keys: tuple[bytes, ...] = ()
@@ -91,6 +97,9 @@ class Settings:
             multiplier = 0.0
         if not 0 < multiplier <= 1_000_000:
             raise ConfigError(f"RATE_LIMIT_MULTIPLIER must be a positive number, got {multiplier_text!r}")
+        retention_text = text("WELLBEING_COMMENT_RETENTION_DAYS", "365")
+        if not retention_text.isdigit() or not 1 <= int(retention_text) <= 36_500:
+            raise ConfigError(f"WELLBEING_COMMENT_RETENTION_DAYS must be a whole number of days from 1 to 36500, got {retention_text!r}")
         secret_key = text("SECRET_KEY")
         if environment == "production" and (secret_key is None or len(secret_key) < 32):
             raise ConfigError("SECRET_KEY of at least 32 characters is required when ENVIRONMENT=production")
@@ -107,6 +116,13 @@ class Settings:
             previous_keys = parse_public_keys(text("EVIDENCE_PREVIOUS_KEYS", ""))
         except ValueError as exc:
             raise ConfigError(f"EVIDENCE_PREVIOUS_KEYS: {exc}") from None
+        public_url = text("PUBLIC_URL")
+        if public_url is not None:
+            public_url = public_url.rstrip("/")
+            if not re.fullmatch(r"https?://[^/?#@\s]+(/[^?#\s]*)?", public_url):
+                raise ConfigError("PUBLIC_URL must be an http(s) URL without query, fragment or credentials")
+            if environment == "production" and not public_url.startswith("https://"):
+                raise ConfigError("PUBLIC_URL must use https when ENVIRONMENT=production")
         return cls(
             database_url=database_url,
             redis_url=redis_url,
@@ -120,8 +136,10 @@ class Settings:
             payment_webhook_secret=text("PAYMENT_WEBHOOK_SECRET"),
             auth_webhook_secret=text("AUTH_WEBHOOK_SECRET"),
             webhook_allow_private_urls=_flag(env, "WEBHOOK_ALLOW_PRIVATE_URLS"),
+            public_url=public_url,
             rate_limit_multiplier=multiplier,
             log_level=log_level,
+            wellbeing_comment_retention_days=int(retention_text),
             evidence_signing_key=signing_key,
             evidence_previous_keys=previous_keys,
             api_docs=_flag(env, "API_DOCS", default=environment in ("development", "test")),

@@ -1,6 +1,7 @@
 """Every feature's tables on one metadata: importing this module registers them all."""
 
 from kindling.accounts import models as _accounts  # noqa: F401
+from kindling.accounts.scim import models as _directory  # noqa: F401
 from kindling.branding import models as _branding  # noqa: F401
 from kindling.consulting import models as _consulting  # noqa: F401
 from kindling.donations import models as _donations  # noqa: F401

@@ -34,7 +34,7 @@ class LiveServer:
             self.process = subprocess.Popen(
                 [*command, str(self.port)],
                 env={**os.environ, "LOG_LEVEL": "WARNING", **env},
-                stdout=subprocess.DEVNULL,
+                stdout=log,  # the access log
                 stderr=log,
             )
 

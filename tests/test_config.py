@@ -17,6 +17,8 @@ def test_zero_configuration_is_embedded():
     assert settings.embedded and settings.database_url == "sqlite:///kindling.db"
     assert settings.redis_url is None and settings.environment == "development"
     assert settings.rate_limit_multiplier == 1
+    assert settings.wellbeing_comment_retention_days == 365
+    assert Settings.from_env({"WELLBEING_COMMENT_RETENTION_DAYS": "30"}).wellbeing_comment_retention_days == 30
 
 
 PRODUCTION_SECRETS = {"SECRET_KEY": "x" * 32, "EVIDENCE_SIGNING_KEY": "A" * 43 + "="}
@@ -63,6 +65,8 @@ def test_api_docs_are_served_in_development_and_only_when_asked_in_production(en
         ({"RATE_LIMIT_MULTIPLIER": "lots"}, "RATE_LIMIT_MULTIPLIER"),
         ({"RATE_LIMIT_MULTIPLIER": "-1"}, "RATE_LIMIT_MULTIPLIER"),
         ({"LOG_LEVEL": "chatty"}, "LOG_LEVEL"),
+        ({"WELLBEING_COMMENT_RETENTION_DAYS": "0"}, "WELLBEING_COMMENT_RETENTION_DAYS"),
+        ({"WELLBEING_COMMENT_RETENTION_DAYS": "a year"}, "WELLBEING_COMMENT_RETENTION_DAYS"),
         ({"ENVIRONMENT": "production"}, "SECRET_KEY"),
     ],
 )

@@ -215,3 +215,21 @@ def test_a_second_program_matches_the_same_gift_independently(client, make, db):
     gift(client, make, member, 1000)
     assert sorted(r["amount"] for r in requests_of(client, member)) == [500, 1000]
     assert db.scalar(select(GivingRequest.id).where(GivingRequest.amount == 500)) is not None
+
+
+def test_a_program_limited_to_departments_matches_the_directorys_departments(client, make, db):
+    admin = make.admin()
+    engineer, seller, unplaced = make.member(admin), make.member(admin), make.member(admin)
+    engineer.user.department, seller.user.department = "Engineering", "Sales"
+    db.flush()
+    make.match_program(admin, eligible_departments=["Engineering"])
+    for person in (engineer, seller, unplaced):
+        gift(client, make, person, 1000)
+    by_person = {r["userId"]: (r["status"], r["reason"]) for r in requests_of(client, admin)}
+    assert by_person == {
+        engineer.user.id: ("approved", None),
+        seller.user.id: ("ineligible", "not_eligible"),
+        unplaced.user.id: ("ineligible", "not_eligible"),
+    }
+    summary = client.get("/api/giving/summary", headers=admin.headers).json()["data"]["programs"][0]
+    assert summary["participation"] == {"people": 1, "eligiblePeople": 1, "percent": 100.0}

@@ -9,6 +9,7 @@ import pytest
 from sqlalchemy import func, select
 
 from kindling.accounts.models import Session, User
+from kindling.evidence import log as evidence
 from kindling.webhooks.inbound_models import InboundWebhookEvent
 from tests.factories import Account, identity
 
@@ -86,6 +87,8 @@ def test_deleted_deactivates_and_revokes_sessions(client, make, db):
     live = select(func.count()).select_from(Session).where(Session.user_id == user.id, Session.revoked_at.is_(None))
     assert db.scalar(live) == 0
     assert client.get("/api/auth/session", headers=account.headers).status_code == 401
+    events = evidence.list_events(db, organization_id=account.organization_id, type=evidence.MEMBER_DEACTIVATED)[0]
+    assert [(e["subject"]["id"], e["data"]) for e in events] == [(user.id, {"source": "identity_provider"})]
 
 
 def test_deleted_for_an_unknown_user_is_ignored(client, make, db):

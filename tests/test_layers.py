@@ -82,6 +82,7 @@ SLICES = {
     # Grants claim verified check-ins; giving requests are told to the organization's consultants.
     "donations": {"accounts", "consulting", "evidence", "volunteering", "webhooks"},
     "compliance": {"accounts", "consulting", "donations", "evidence", "kindness", "volunteering", "wellbeing"},
+    "privacy": {"accounts", "donations", "evidence", "kindness", "volunteering", "wellbeing"},
 }
 # Single modules that stand above their slice: the providers' webhooks settle donations and
 # mirror accounts.

@@ -6,19 +6,19 @@ import threading
 import uuid
 
 import pytest
-from sqlalchemy import delete, select
+from sqlalchemy import select
 from sqlalchemy.exc import OperationalError
 from sqlalchemy.orm import Session
 
 from kindling.accounts import members
-from kindling.accounts.models import Organization, User
-from kindling.accounts.models import Session as UserSession
+from kindling.accounts.models import User
 from kindling.errors import Conflict
 from tests import factories
 from tests.factories import PASSWORD
 from tests.helpers import assert_envelope
+from tests.helpers.cleanup import forget
 
-USER_FIELDS = {"id", "email", "name", "accountType", "organizationId", "role", "createdAt"}
+USER_FIELDS = {"id", "email", "name", "accountType", "organizationId", "role", "createdAt", "managerId", "department", "employeeNumber", "groups"}
 
 
 def test_admins_and_managers_list_the_organization_by_name(client, make):
@@ -153,7 +153,7 @@ def test_two_admins_demoting_each_other_at_once_leave_one(runtime, settings):
         make = factories.Factories(setup, runtime.cache)
         first = make.admin(f"Race {uuid.uuid4().hex[:8]}", email=f"race-{uuid.uuid4().hex}@example.test")
         second = make.member(first, email=f"race-{uuid.uuid4().hex}@example.test")
-        second.user.role = "admin"
+        second.user.role = second.user.hand_role = "admin"
         setup.commit()
         organization_id, ids = first.organization_id, [first.user.id, second.user.id]
     barrier = threading.Barrier(2)
@@ -163,7 +163,7 @@ def test_two_admins_demoting_each_other_at_once_leave_one(runtime, settings):
         with Session(runtime.engine) as db:
             barrier.wait()
             try:
-                members.change_role(db, organization_id=organization_id, user_id=user_id, role="member")
+                members.update_member(db, organization_id=organization_id, user_id=user_id, actor_id=user_id, changes={"role": "member"})
                 db.commit()
                 outcomes.append("changed")
             except Conflict as error:
@@ -185,7 +185,4 @@ def test_two_admins_demoting_each_other_at_once_leave_one(runtime, settings):
         assert tuple(sorted(outcomes)) in allowed
     finally:
         with Session(runtime.engine) as cleanup:
-            cleanup.execute(delete(UserSession).where(UserSession.user_id.in_(ids)))
-            cleanup.execute(delete(User).where(User.id.in_(ids)))
-            cleanup.execute(delete(Organization).where(Organization.id == organization_id))
-            cleanup.commit()
+            forget(cleanup, organization_id)

@@ -35,14 +35,16 @@ BASE = dt.datetime(2026, 3, 2, tzinfo=dt.UTC)
 
 def _weeks_and_answers(connection, organization_id: str) -> tuple[list, list]:
     weeks = connection.execute(
-        select(WellbeingWeek.__table__).where(WellbeingWeek.organization_id == organization_id).order_by("week_start")
+        select(WellbeingWeek.week_start, WellbeingWeek.revision)
+        .where(WellbeingWeek.organization_id == organization_id)
+        .order_by("week_start")
     ).all()
     answers = connection.execute(
         select(WellbeingResponse.week_start, WellbeingResponse.published_in)
         .where(WellbeingResponse.organization_id == organization_id)
         .order_by(WellbeingResponse.created_at)
     ).all()
-    return [tuple(week)[1:] for week in weeks], [tuple(answer) for answer in answers]
+    return [tuple(week) for week in weeks], [tuple(answer) for answer in answers]
 
 
 def test_upgrade_replays_existing_answers_as_if_given_now(fresh_database_url, db, make):
@@ -72,11 +74,26 @@ def test_upgrade_replays_existing_answers_as_if_given_now(fresh_database_url, db
                     sentiment_label=sentiment.label, sentiment_compound=sentiment.compound,
                     created_at=BASE + dt.timedelta(weeks=week, hours=hour),
                 ))
-        upgrade(url)
+        upgrade(url, "0011")
         with engine.connect() as connection:
             replayed = _weeks_and_answers(connection, admin.organization_id)
+            legacy = connection.execute(
+                text("SELECT week_start, respondents, responses, mood_total, stress_total, positive, negative FROM wellbeing_weeks ORDER BY week_start")
+            ).all()
+        # Then noise from now on: what was published stays exactly as it was served.
+        upgrade(url)
+        with engine.connect() as connection:
+            kept = connection.execute(
+                text("SELECT respondents, responses, mood_average, stress_average, energy_average, positive, negative, epsilon FROM wellbeing_weeks ORDER BY week_start")
+            ).all()
     finally:
         engine.dispose()
+    assert [tuple(week[1:3]) for week in legacy] == [(5, 6), (0, 0), (10, 10)]
+    assert [tuple(week) for week in kept] == [
+        (5, 6, round(legacy[0].mood_total / 6, 2), round(legacy[0].stress_total / 6, 2), None, 0, 0, None),
+        (0, 0, None, None, None, None, None, None),
+        (10, 10, 3.0, 3.0, None, 0, 0, None),
+    ]
 
     # The same answers given one after another through the service.
     admin = make.admin()
@@ -88,12 +105,14 @@ def test_upgrade_replays_existing_answers_as_if_given_now(fresh_database_url, db
 
     assert replayed == given
     weeks, published = replayed
-    assert [(week[0], week[1], week[3], week[4]) for week in weeks] == [  # week, revision, respondents, responses
-        (BASE.date(), 1, 5, 6),
-        (BASE.date() + dt.timedelta(weeks=1), 0, 0, 0),
-        (BASE.date() + dt.timedelta(weeks=2), 2, 10, 10),
+    assert weeks == [
+        (BASE.date(), 1),
+        (BASE.date() + dt.timedelta(weeks=1), 0),
+        (BASE.date() + dt.timedelta(weeks=2), 2),
     ]
     assert [revision for _, revision in published] == [1] * 6 + [None] * 4 + [None] * 4 + [1] * 5 + [2] * 5
+
+
 def test_0010_starts_existing_acts_at_verified_level_one(fresh_database_url):
     """Declared levels were never evidenced: each act keeps its level as the request, verified at 1."""
     upgrade(fresh_database_url, "0007")

@@ -2,7 +2,7 @@
 
 openapi-python-client writes the SDK into the test's temporary folder (it is never committed),
 and a consultant's first day runs through it against a `kindling serve` process: the consultant
-and an organization sign up, the organization accepts the consultant's invitation, the consultant
+and an organization sign up, the organization's admin works through a personal API token, the organization accepts the consultant's invitation, the consultant
 brands it with a theme, its people record acts, and both read the figures back; a manager
 approves an act and a third party without an account attests another.
 """
@@ -97,11 +97,21 @@ def journey(sdk, url: str, clients: contextlib.ExitStack, database_url: str) -> 
         email="ada@firm.test", password=PASSWORD, name="Ada", firm_name="Good Works Advisory",
         account_type=model("SignUpConsultantAccountType").CONSULTANT, return_token=True,
     ))
-    admin = sign_up(model("SignUpCreatingOrganization")(
+    signed_in = sign_up(model("SignUpCreatingOrganization")(
         email="grace@harbour.test", password=PASSWORD, name="Grace", organization_name="Harbour Foods",
         return_token=True,
     ))
+    # The organization's scripts use a personal API token, made once from the signed-in session.
+    ci_token = expect(
+        operation("auth.create_token").sync_detailed(client=signed_in, body=model("ApiTokenCreate")(name="Harbour CI", expires_in_days=90)),
+        HTTPStatus.CREATED,
+    ).data
+    assert ci_token.token.startswith("kpat_")
+    admin = clients.enter_context(sdk.AuthenticatedClient(base_url=url, token=ci_token.token, raise_on_unexpected_status=True))
     session = expect(operation("auth.get_session").sync_detailed(client=admin), HTTPStatus.OK).data
+    assert session.user.email == "grace@harbour.test"
+    listed = expect(operation("auth.list_tokens").sync_detailed(client=admin), HTTPStatus.OK).data
+    assert [(token.id, token.name) for token in listed] == [(ci_token.id, "Harbour CI")]
     organization = session.organization
     member = sign_up(model("SignUpJoiningOrganization")(
         email="linus@harbour.test", password=PASSWORD, name="Linus", join_code=organization.join_code,
@@ -211,3 +221,7 @@ def journey(sdk, url: str, clients: contextlib.ExitStack, database_url: str) -> 
     answer = model("AttestationAnswer")(decision=model("AttestationAnswerDecision").CONFIRM, name="Olu Adeyemi")
     expect(operation("verification.answer_attestation").sync_detailed(token, client=anonymous, body=answer), HTTPStatus.OK)
     assert expect(operation("kindness.get_act").sync_detailed(drive.id, client=admin), HTTPStatus.OK).data.verified_level == 5
+
+    # Revoked, the token no longer opens anything.
+    expect(operation("auth.revoke_token").sync_detailed(ci_token.id, client=signed_in), HTTPStatus.NO_CONTENT)
+    assert operation("auth.get_session").sync_detailed(client=admin).status_code == HTTPStatus.UNAUTHORIZED

@@ -1,1 +1,2 @@
-"""People and organizations: sign-up and sign-in, sessions, members and their roles, and the identity provider's events."""
+"""People and organizations: sign-up and sign-in, sessions, members and their roles, the identity provider's events,
+personal API tokens and single sign-on."""

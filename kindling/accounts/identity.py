@@ -13,8 +13,10 @@ import logging
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from kindling.accounts import authority
 from kindling.accounts import service as accounts
 from kindling.accounts.models import User
+from kindling.evidence import log as evidence
 
 log = logging.getLogger(__name__)
 
@@ -60,7 +62,10 @@ def verified_primary_email(data: dict) -> str | None:
 def apply_event(db: Session, *, event_type: str, user: User, data: dict) -> bool:
     """Apply a user event to its linked account; False when nothing changed."""
     if event_type == "user.deleted":
-        return deactivate(db, user=user)
+        changed = deactivate(db, user=user)
+        if changed and user.organization_id is not None:
+            authority.record(db, user=user, type=evidence.MEMBER_DEACTIVATED, actor_id=None, source="identity_provider")
+        return changed
     return mirror_profile(db, user=user, data=data)
 
 

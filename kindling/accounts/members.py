@@ -1,14 +1,14 @@
-"""An organization's people: listing them, changing their roles, removing them (docs/decisions.md §2)."""
+"""An organization's people: listing them, their roles and reporting lines, removing them (docs/decisions.md §2, §13)."""
 
 from __future__ import annotations
 
-from sqlalchemy import func, select
+from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from kindling.accounts import identity
-from kindling.accounts import service as accounts
-from kindling.accounts.models import Organization, User
-from kindling.errors import Conflict, NotFound
+from kindling.accounts import lifecycle, reporting_lines, roles
+from kindling.accounts.models import User
+from kindling.accounts.scim.models import DirectoryGroup, GroupMembership
+from kindling.errors import NotFound
 from kindling.platform import pagination
 
 
@@ -20,41 +20,41 @@ def list_members(
     return pagination.page_by_name(db, statement, name=User.name, record_id=User.id, limit=limit, cursor=cursor)
 
 
-def change_role(db: Session, *, organization_id: str, user_id: str, role: str) -> User:
-    """Give a person of the organization another role; the last admin keeps theirs."""
+def groups_of(db: Session, user_ids: list[str]) -> dict[str, list[dict]]:
+    """The directory groups of each of these people, by name: `{userId: [{id, displayName}]}`."""
+    found: dict[str, list[dict]] = {user_id: [] for user_id in user_ids}
+    if not user_ids:
+        return found
+    rows = db.execute(
+        select(GroupMembership.user_id, DirectoryGroup.id, DirectoryGroup.display_name)
+        .join(DirectoryGroup, DirectoryGroup.id == GroupMembership.group_id)
+        .where(GroupMembership.user_id.in_(user_ids))
+        .order_by(DirectoryGroup.display_name_key, DirectoryGroup.id)
+    )
+    for user_id, group_id, name in rows:
+        found[user_id].append({"id": group_id, "displayName": name})
+    return found
+
+
+def update_member(db: Session, *, organization_id: str, user_id: str, actor_id: str, changes: dict) -> User:
+    """Change a person's hand-set role and/or line manager; the last admin keeps theirs."""
     user = _member_for_change(db, organization_id=organization_id, user_id=user_id)
-    if user.role == "admin" and role != "admin":
-        _refuse_if_last_admin(db, organization_id=organization_id)
-    if user.role != role:
-        user.role = role
-        # Cached sessions carry the role: the new one must take effect at the next request.
-        accounts.forget_cached_sessions(db, user.id)
-        db.flush()
+    if "role" in changes:
+        roles.set_hand_role(db, user=user, role=changes["role"], actor_id=actor_id)
+    if "managerId" in changes:
+        reporting_lines.set_manager(db, user=user, manager_id=changes["managerId"], actor_id=actor_id, source="hand")
     return user
 
 
-def remove_member(db: Session, *, organization_id: str, user_id: str) -> None:
+def remove_member(db: Session, *, organization_id: str, user_id: str, actor_id: str) -> None:
     """Deactivate a person of the organization and end their sessions; what they recorded stays."""
     user = _member_for_change(db, organization_id=organization_id, user_id=user_id)
-    if user.role == "admin":
-        _refuse_if_last_admin(db, organization_id=organization_id)
-    identity.deactivate(db, user=user)
+    lifecycle.deactivate(db, user=user, actor_id=actor_id, source="hand")
 
 
 def _member_for_change(db: Session, *, organization_id: str, user_id: str) -> User:
-    # Changes to one organization's roles are serialised on its row (a no-op on SQLite, whose
-    # writers are serialised anyway), so two admins demoting each other cannot leave none.
-    # FOR NO KEY UPDATE: rows that merely reference the organization are still inserted meanwhile.
-    db.execute(select(Organization.id).where(Organization.id == organization_id).with_for_update(key_share=True))
+    roles.lock_organization(db, organization_id)
     user = db.get(User, user_id, with_for_update=True, populate_existing=True)
     if user is None or user.organization_id != organization_id or not user.active:
         raise NotFound("No such member of this organization")
     return user
-
-
-def _refuse_if_last_admin(db: Session, *, organization_id: str) -> None:
-    admins = db.execute(
-        select(func.count()).where(User.organization_id == organization_id, User.role == "admin", User.active.is_(True))
-    ).scalar_one()
-    if admins <= 1:
-        raise Conflict("An organization keeps at least one admin", code="last_admin")

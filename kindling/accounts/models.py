@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 
-from sqlalchemy import Boolean, ForeignKey, Index, String
+from sqlalchemy import Boolean, ForeignKey, Index, String, Text, UniqueConstraint
 from sqlalchemy.orm import Mapped, mapped_column
 
 from kindling.platform.base import Base, new_id, utcnow
@@ -24,7 +24,10 @@ class Organization(Base):
 class User(Base):
     __tablename__ = "users"
     # The organization's people are listed by name, a page at a time.
-    __table_args__ = (Index("ix_users_organization_id_name", "organization_id", "name", "id"),)
+    __table_args__ = (
+        Index("ix_users_organization_id_name", "organization_id", "name", "id"),
+        UniqueConstraint("sso_issuer", "sso_subject", name="uq_users_sso_issuer_sso_subject"),
+    )
 
     id: Mapped[str] = mapped_column(String(36), primary_key=True, default=new_id)
     email: Mapped[str] = mapped_column(String(254), unique=True)
@@ -34,11 +37,23 @@ class User(Base):
     organization_id: Mapped[str | None] = mapped_column(ForeignKey("organizations.id"), index=True)
     # "admin", "manager" or "member" for members of an organization; None for consultants.
     role: Mapped[str | None] = mapped_column(String(16))
+    # The role an admin set by hand; `role` is the highest of it and the roles of the person's
+    # directory groups (docs/decisions.md §13).
+    hand_role: Mapped[str | None] = mapped_column(String(16))
     firm_name: Mapped[str | None] = mapped_column(String(200))
     # Identifier of the same person at the identity provider, for its webhooks.
     external_id: Mapped[str | None] = mapped_column(String(255), unique=True)
+    # The person at the organization's OpenID provider (its issuer and `sub`), linked at their first SSO sign-in.
+    sso_issuer: Mapped[str | None] = mapped_column(String(1024))
+    sso_subject: Mapped[str | None] = mapped_column(String(255))
     active: Mapped[bool] = mapped_column(Boolean, default=True)
+    # The reporting line: who this person reports to, from the directory or an admin.
+    manager_id: Mapped[str | None] = mapped_column(ForeignKey("users.id"), index=True)
+    department: Mapped[str | None] = mapped_column(String(255))
+    employee_number: Mapped[str | None] = mapped_column(String(255))
     created_at: Mapped[dt.datetime] = mapped_column(default=utcnow)
+    # When the person's data was erased (docs/decisions.md §15); the row stays as a pseudonym.
+    erased_at: Mapped[dt.datetime | None]
 
 
 class Session(Base):
@@ -51,3 +66,67 @@ class Session(Base):
     created_at: Mapped[dt.datetime] = mapped_column(default=utcnow)
     expires_at: Mapped[dt.datetime]
     revoked_at: Mapped[dt.datetime | None]
+
+
+class ApiToken(Base):
+    """A personal API token: a bearer credential with its owner's rights (docs/decisions.md §2)."""
+
+    __tablename__ = "api_tokens"
+    # A person's tokens are listed newest first.
+    __table_args__ = (Index("ix_api_tokens_user_id_created_at", "user_id", "created_at", "id"),)
+
+    id: Mapped[str] = mapped_column(String(36), primary_key=True, default=new_id)
+    user_id: Mapped[str] = mapped_column(ForeignKey("users.id"))
+    name: Mapped[str] = mapped_column(String(100))
+    # SHA-256 of the token; the token itself is shown once and never stored.
+    token_hash: Mapped[str] = mapped_column(String(64), unique=True)
+    created_at: Mapped[dt.datetime] = mapped_column(default=utcnow)
+    expires_at: Mapped[dt.datetime]
+    last_used_at: Mapped[dt.datetime | None]
+    revoked_at: Mapped[dt.datetime | None]
+
+
+class SsoConnection(Base):
+    """An organization's OpenID Connect provider (docs/decisions.md §2)."""
+
+    __tablename__ = "sso_connections"
+
+    organization_id: Mapped[str] = mapped_column(ForeignKey("organizations.id"), primary_key=True)
+    issuer: Mapped[str] = mapped_column(String(1024))
+    client_id: Mapped[str] = mapped_column(String(255))
+    # AES-GCM under a key derived from SECRET_KEY, bound to the organization (kindling/accounts/secrets_box.py).
+    client_secret_encrypted: Mapped[str] = mapped_column(Text)
+    # Read from the provider's discovery document when the settings were saved.
+    authorization_endpoint: Mapped[str] = mapped_column(String(2048))
+    token_endpoint: Mapped[str] = mapped_column(String(2048))
+    jwks_uri: Mapped[str] = mapped_column(String(2048))
+    # Space-separated, those of SIGNING_ALGORITHMS the provider offers.
+    signing_algorithms: Mapped[str] = mapped_column(String(200))
+    token_endpoint_auth_method: Mapped[str] = mapped_column(String(32))
+    jit_provisioning: Mapped[bool] = mapped_column(Boolean, default=False)
+    enforced: Mapped[bool] = mapped_column(Boolean, default=False)
+    created_at: Mapped[dt.datetime] = mapped_column(default=utcnow)
+    updated_at: Mapped[dt.datetime] = mapped_column(default=utcnow)
+
+
+class SsoDomain(Base):
+    """An email domain an organization claims for its single sign-on; at most one organization each."""
+
+    __tablename__ = "sso_domains"
+
+    domain: Mapped[str] = mapped_column(String(253), primary_key=True)
+    organization_id: Mapped[str] = mapped_column(ForeignKey("organizations.id"), index=True)
+
+
+class SsoState(Base):
+    """A sign-in begun at the provider and not finished yet: single use, 10 minutes."""
+
+    __tablename__ = "sso_states"
+
+    # SHA-256 of the `state` sent to the provider; the value itself is not stored.
+    state_hash: Mapped[str] = mapped_column(String(64), primary_key=True)
+    organization_id: Mapped[str] = mapped_column(ForeignKey("organizations.id"), index=True)
+    nonce: Mapped[str] = mapped_column(String(64))
+    code_verifier: Mapped[str] = mapped_column(String(128))
+    return_to: Mapped[str] = mapped_column(String(2048))
+    expires_at: Mapped[dt.datetime] = mapped_column(index=True)

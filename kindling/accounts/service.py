@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import re
 import secrets
 
@@ -11,9 +12,10 @@ from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session as DbSession
 
-from kindling.accounts.models import Organization, Session, User
+from kindling.accounts import api_tokens
+from kindling.accounts.models import ApiToken, Organization, Session, SsoConnection, SsoDomain, User
 from kindling.accounts.sessions import SESSION_LIFETIME, forget_after_commit, hash_token
-from kindling.errors import BadRequest, Conflict, RateLimited, Unauthenticated
+from kindling.errors import BadRequest, Conflict, Forbidden, RateLimited, Unauthenticated
 from kindling.platform.base import utcnow
 from kindling.platform.ratelimit import RateLimiter
 
@@ -53,6 +55,8 @@ def sign_up(
             organization = db.scalar(select(Organization).where(Organization.join_code == join_code.strip()))
             if organization is None:
                 raise BadRequest("Unknown join code", code="unknown_join_code")
+            if _sso_enforced(db, organization.id, email_domain=email.rpartition("@")[2]):
+                raise Forbidden("People of this email domain join through the organization's single sign-on", code="sso_required")
             role = "member"
     if db.scalar(select(User.id).where(User.email == email)) is not None:
         raise Conflict("An account with this email already exists", code="email_taken")
@@ -63,6 +67,7 @@ def sign_up(
         account_type=account_type,
         organization_id=organization.id if organization else None,
         role=role,
+        hand_role=role,
         firm_name=firm_name.strip() if firm_name else None,
     )
     db.add(user)
@@ -106,10 +111,21 @@ def sign_in(db: DbSession, limiter: RateLimiter, *, email: str, password: str) -
     password_ok = _verify(user.password_hash if user is not None else _DUMMY_HASH, password)
     if user is None or not user.active or not password_ok:
         raise Unauthenticated("Email or password is incorrect", code="invalid_credentials")
+    # Admins keep their password: the way back in when the identity provider fails.
+    if user.organization_id is not None and user.role != "admin" and _sso_enforced(db, user.organization_id):
+        raise Forbidden("This organization signs in through its identity provider: use single sign-on", code="sso_required")
     limiter.forget(SIGN_IN, email)
     if _hasher.check_needs_rehash(user.password_hash):
         user.password_hash = _hasher.hash(password)
     return user
+
+
+def _sso_enforced(db: DbSession, organization_id: str, *, email_domain: str | None = None) -> bool:
+    """Whether the organization requires single sign-on (of people of `email_domain`, one of its claimed domains, if given)."""
+    statement = select(SsoConnection.organization_id).where(SsoConnection.organization_id == organization_id, SsoConnection.enforced.is_(True))
+    if email_domain is not None:
+        statement = statement.join(SsoDomain, SsoDomain.organization_id == SsoConnection.organization_id).where(SsoDomain.domain == email_domain)
+    return db.scalar(statement) is not None
 
 
 def _verify(password_hash: str, password: str) -> bool:
@@ -128,6 +144,21 @@ def start_session(db: DbSession, user: User) -> tuple[str, Session]:
     return token, session
 
 
+def sign_out(db: DbSession, *, session_id: str | None, token_id: str | None, user_id: str) -> None:
+    """End the credential a request came with: its session, or the personal API token it used."""
+    if token_id is not None:
+        api_tokens.revoke_token(db, user_id=user_id, token_id=token_id)
+    elif session_id is not None:
+        end_session(db, session_id)
+
+
+def credential_expiry(db: DbSession, *, session_id: str | None, token_id: str | None) -> dt.datetime:
+    """When the session or personal API token a request came with expires."""
+    if token_id is not None:
+        return db.get_one(ApiToken, token_id).expires_at
+    return db.get_one(Session, session_id).expires_at
+
+
 def end_session(db: DbSession, session_id: str) -> None:
     """Revoke one session: every server process refuses it within 2 seconds of the commit."""
     session = db.get(Session, session_id)
@@ -137,17 +168,15 @@ def end_session(db: DbSession, session_id: str) -> None:
 
 
 def revoke_all_sessions(db: DbSession, user_id: str) -> None:
-    """Revoke every live session of a user (signed out everywhere, deactivated, deleted): every
-    server process refuses them within 2 seconds of the commit."""
+    """Revoke every live session and personal API token of a user (signed out everywhere,
+    deactivated, deleted): every server process refuses them within 2 seconds of the commit.
+    Every path that deactivates a person comes through here."""
     now = utcnow()
     sessions = list(db.scalars(select(Session).where(Session.user_id == user_id, Session.revoked_at.is_(None))))
     for session in sessions:
         session.revoked_at = now
-    forget_after_commit(db, [session.token_hash for session in sessions])
-
-
-def get_session(db: DbSession, session_id: str) -> Session:
-    return db.get_one(Session, session_id)
+    token_hashes = api_tokens.revoke_all_tokens(db, user_id=user_id)
+    forget_after_commit(db, [session.token_hash for session in sessions] + token_hashes)
 
 
 def get_user(db: DbSession, user_id: str) -> User:
@@ -159,6 +188,7 @@ def get_organization(db: DbSession, organization_id: str) -> Organization:
 
 
 def forget_cached_sessions(db: DbSession, user_id: str) -> None:
-    """Make the user's live sessions be looked up afresh, so a change to the account applies at once."""
-    token_hashes = db.scalars(select(Session.token_hash).where(Session.user_id == user_id, Session.revoked_at.is_(None)))
-    forget_after_commit(db, list(token_hashes))
+    """Make the user's live sessions and API tokens be looked up afresh, so a change to the account applies at once."""
+    session_hashes = db.scalars(select(Session.token_hash).where(Session.user_id == user_id, Session.revoked_at.is_(None)))
+    token_hashes = db.scalars(select(ApiToken.token_hash).where(ApiToken.user_id == user_id, ApiToken.revoked_at.is_(None)))
+    forget_after_commit(db, list(session_hashes) + list(token_hashes))

@@ -1,4 +1,4 @@
-"""Sessions: their tokens, their lifetime, and the caller a live one stands for."""
+"""Sessions and personal API tokens: their tokens, their lifetime, and the caller a live one stands for."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import hashlib
 from sqlalchemy import event, select
 from sqlalchemy.orm import Session as DbSession
 
-from kindling.accounts.models import Session, User
+from kindling.accounts.models import ApiToken, Session, User
 from kindling.accounts.principal_cache import principals
 from kindling.platform.access import Principal
 from kindling.platform.base import utcnow
@@ -16,6 +16,10 @@ from kindling.platform.base import utcnow
 SESSION_LIFETIME = dt.timedelta(days=7)
 # A session is pushed forward at most once a day, so most requests never write.
 SESSION_RENEWAL = dt.timedelta(days=1)
+# Personal API tokens start with it, so a bearer token says which table holds it (and secret scanners know it).
+TOKEN_PREFIX = "kpat_"
+# A token's last use is recorded to the minute, so a busy token writes once a minute at most.
+LAST_USE_PRECISION = dt.timedelta(minutes=1)
 
 
 def hash_token(token: str) -> str:
@@ -23,11 +27,20 @@ def hash_token(token: str) -> str:
 
 
 def live_principal(db: DbSession, token: str) -> Principal | None:
-    """The principal of a live session for `token`, renewing the session when due (the caller
-    commits). The principal is kept in this process's cache for up to a second, never past the
-    session's expiry, so most requests skip the database."""
+    """The principal of a live session or personal API token for `token`, renewing a session when
+    due (the caller commits). The principal is kept in this process's cache for up to a second,
+    never past the credential's expiry, so most requests skip the database."""
     token_hash = hash_token(token)
     now = utcnow()
+    found = _api_token_principal(db, token_hash, now) if token.startswith(TOKEN_PREFIX) else _session_principal(db, token_hash, now)
+    if found is None:
+        return None
+    principal, expires_at = found
+    principals.put(token_hash, principal, (expires_at - now).total_seconds())
+    return principal
+
+
+def _session_principal(db: DbSession, token_hash: str, now: dt.datetime) -> tuple[Principal, dt.datetime] | None:
     row = db.execute(select(Session, User).join(User, User.id == Session.user_id).where(Session.token_hash == token_hash)).first()
     if row is None:
         return None
@@ -36,15 +49,30 @@ def live_principal(db: DbSession, token: str) -> Principal | None:
         return None
     if session.expires_at - SESSION_LIFETIME + SESSION_RENEWAL <= now:
         session.expires_at = now + SESSION_LIFETIME
-    principal = Principal(
+    return _principal(user, session_id=session.id), session.expires_at
+
+
+def _api_token_principal(db: DbSession, token_hash: str, now: dt.datetime) -> tuple[Principal, dt.datetime] | None:
+    row = db.execute(select(ApiToken, User).join(User, User.id == ApiToken.user_id).where(ApiToken.token_hash == token_hash)).first()
+    if row is None:
+        return None
+    token, user = row
+    if token.revoked_at is not None or token.expires_at <= now or not user.active:
+        return None
+    if token.last_used_at is None or token.last_used_at + LAST_USE_PRECISION <= now:
+        token.last_used_at = now
+    return _principal(user, token_id=token.id), token.expires_at
+
+
+def _principal(user: User, *, session_id: str | None = None, token_id: str | None = None) -> Principal:
+    return Principal(
         user_id=user.id,
         account_type=user.account_type,
         organization_id=user.organization_id,
         role=user.role,
-        session_id=session.id,
+        session_id=session_id,
+        token_id=token_id,
     )
-    principals.put(token_hash, principal, (session.expires_at - now).total_seconds())
-    return principal
 
 
 def forget_after_commit(db: DbSession, token_hashes: list[str]) -> None:

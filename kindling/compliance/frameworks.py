@@ -57,8 +57,8 @@ METRICS: Mapping[str, Metric] = MappingProxyType({
         CURRENCY_UNIT, "The company's grants for its people's verified volunteer hours, approved or paid, in major "
                        "currency units; evidence: those paid with a payout reference, of them."),
     "wellbeing_participation": Metric(
-        "percent", "Share of active members who answered the wellbeing survey, from its published weeks "
-                   "(at most 100); evidence: published respondents of active members."),
+        "percent", "Share of active members who answered the wellbeing survey in its best published week, "
+                   "with that week's noise (at most 100); evidence: published respondents of active members."),
     "wellbeing_mood_average": Metric(
         "score 1-5", "Average mood of the survey's published weeks; evidence: published responses of them."),
     "wellbeing_stress_average": Metric(

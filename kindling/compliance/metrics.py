@@ -70,7 +70,7 @@ class Activity:
 class Wellbeing:
     """One organization's published wellbeing figures over a period, as the aggregates show them."""
 
-    respondents: int  # distinct people behind the published figures, members or not today
+    respondents: int  # the most people of one published week, with its noise, members or not today
     active_members: int
     responses: int
     mood_average: float | None  # 2 decimals
@@ -256,7 +256,7 @@ def wellbeing(db: Session, *, organization_ids: Collection[str], window: Window)
     result = {}
     for organization_id in ids:
         summary = published[organization_id]
-        figures = summary.figures if summary else survey.Figures(0, 0, None, None, None)
+        figures = summary.figures if summary else survey.Figures(0, 0, None, None, None, None)
         result[organization_id] = Wellbeing(
             respondents=figures.respondents,
             active_members=members.get(organization_id, 0),

@@ -3,16 +3,17 @@
 A reservation locks the person's (program, period) row, then the program's period row, in
 that order and in program order when a donation meets several programs, and holds both
 until the transaction ends; every giving change takes them before the evidence log's head,
-so two transactions never wait on each other in a circle. SQLite serialises writers anyway
-(BEGIN IMMEDIATE), where `FOR UPDATE` is not needed.
+so two transactions never wait on each other in a circle. A row is read and locked in one
+statement, an upsert (`INSERT … ON CONFLICT DO UPDATE … RETURNING`), which on PostgreSQL locks
+the row as `SELECT … FOR UPDATE` would and makes it when missing. SQLite serialises writers
+anyway (BEGIN IMMEDIATE).
 """
 
 from __future__ import annotations
 
 import datetime as dt
-import typing
 
-from sqlalchemy import select, update
+from sqlalchemy import update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session
 
@@ -56,32 +57,32 @@ def release(db: Session, *, program_id: str, period: dt.date, user_id: str, amou
 def tally(db: Session, *, request: GivingRequest, previous: str | None) -> None:
     """Move a request from `previous` (None when it is new) to its status in its period's tallies,
     which the summary reads (under the period row's lock, taken after the person's)."""
-    key = {"program_id": request.program_id, "period_start": request.period_start}
-    _made(db, GivingPeriod, key)
-    changes: dict[str, typing.Any] = {}
+    deltas: dict[str, float] = {}
     for status, sign in ((previous, -1), (request.status, 1)):
-        if status is None:
-            continue
-        column = getattr(GivingPeriod, f"{status}_count")
-        changes[column.key] = changes.get(column.key, column) + sign
-        if status in AMOUNTS:
-            column = getattr(GivingPeriod, f"{status}_amount")
-            changes[column.key] = changes.get(column.key, column) + sign * request.amount
-    granting = (previous in GRANTED, request.status in GRANTED)
-    if request.hours and granting[0] != granting[1]:
-        changes["granted_hours"] = GivingPeriod.granted_hours + (request.hours if granting[1] else -request.hours)
-    db.execute(update(GivingPeriod).filter_by(**key).values(**changes))
+        if status is not None:
+            deltas[f"{status}_count"] = deltas.get(f"{status}_count", 0) + sign
+            if status in AMOUNTS:
+                deltas[f"{status}_amount"] = deltas.get(f"{status}_amount", 0) + sign * request.amount
+    if request.hours and (previous in GRANTED) != (request.status in GRANTED):
+        deltas["granted_hours"] = request.hours if request.status in GRANTED else -request.hours
+    # One statement: a new period row starts from these deltas, an existing one adds them.
+    key = {"program_id": request.program_id, "period_start": request.period_start}
+    statement = _insert(db, GivingPeriod).values(**key, **deltas)
+    db.execute(statement.on_conflict_do_update(
+        index_elements=list(key), set_={name: getattr(GivingPeriod, name) + delta for name, delta in deltas.items()}
+    ))
 
 
 def _locked(db: Session, model, key: dict) -> int:
-    """The row's reserved amount, made if missing, locked until the transaction ends."""
-    _made(db, model, key)
-    return db.execute(select(model.reserved).filter_by(**key).with_for_update()).scalar_one()
+    """The row's reserved amount, made if missing, locked until the transaction ends: the upsert
+    takes the row's lock and returns what the last transaction to hold it committed."""
+    statement = _insert(db, model).values(**key)
+    statement = statement.on_conflict_do_update(index_elements=list(key), set_={"reserved": model.reserved})
+    return db.execute(statement.returning(model.reserved)).scalar_one()
 
 
-def _made(db: Session, model, key: dict) -> None:
-    dialect = postgresql if db.get_bind().dialect.name == "postgresql" else sqlite
-    db.execute(dialect.insert(model).values(**key).on_conflict_do_nothing())
+def _insert(db: Session, model):
+    return (postgresql if db.get_bind().dialect.name == "postgresql" else sqlite).insert(model)
 
 
 def _add(db: Session, model, key: dict, amount: int) -> None:

@@ -121,12 +121,9 @@ def _get(db: Session, caller: Principal, program_id: str, *, lock: bool = False)
 
 
 def department_of(user: User) -> str | None:
-    """The person's department as the directory (SCIM, docs/decisions.md §13) last set it.
-
-    Kindling holds no department yet, so a program limited to departments matches nobody;
-    this is the one place to read it from.
-    """
-    return None
+    """The person's department as the directory (SCIM, docs/decisions.md §13) last set it; None
+    for someone it never named, who is outside every program limited to departments."""
+    return user.department
 
 
 def is_eligible(program: GivingProgram, user: User) -> bool:

@@ -30,15 +30,27 @@ CHECK_IN_CHECKED_OUT = "check_in.checked_out"  # {opportunityId, checkedOutAt, h
 CHECK_IN_APPROVED = "check_in.approved"  # {opportunityId, verified, hours}
 DONATION_RECORDED = "donation.recorded"  # {amount, currency, status, createdAt}
 DONATION_STATUS_SET = "donation.status_set"  # {status, previousStatus, amount, currency, providerEventId, providerEventType}
+# {weekStart, revision, respondents, responses, averages, energyRespondents, sentiment, privacy}: the
+# figures as published, with their noise; actorId null, as no one person publishes them.
+WELLBEING_PUBLISHED = "wellbeing.published"
+# {}: the person's data was erased (subject `member`, their id, which stays as a pseudonym).
+MEMBER_ERASED = "member.erased"
+IMPORTED = "imported"  # a record's facts the log did not hold before: {recordedAt, …}
 # Giving programs (docs/decisions.md §14): money in minor units of `currency`.
 GIVING_PROGRAM_SET = "giving.program_set"  # {version, kind, active, approval, periodStartMonth, perPersonCap, budget, ratioPercent, minimumGift, maximumMatchPerGift, ratePerHour, minimumHours, currency}
 GIVING_REQUESTED = "giving.requested"  # {programId, programVersion, kind, status, reason, amount, computedAmount, capped, currency, donationId | checkInIds, ratioPercent | ratePerHour, hours?}
 GIVING_DECIDED = "giving.decided"  # {decision, status, amount}
 GIVING_PAID = "giving.paid"  # {amount, currency}
 GIVING_REVERSED = "giving.reversed"  # {previousStatus, amount, currency, clawback, donationId}
-# {weekStart, revision, respondents, responses, moodTotal, stressTotal, energyTotal, energyResponses, positive, neutral, negative}
-WELLBEING_PUBLISHED = "wellbeing.published"
-IMPORTED = "imported"  # a record's facts the log did not hold before: {recordedAt, …}
+# Authority: who was a member, with which role and reporting line, when (docs/decisions.md §13).
+MEMBER_JOINED = "member.joined"  # {role, source}
+MEMBER_ROLE_CHANGED = "member.role_changed"  # {from, to, source: hand|group}
+MEMBER_MANAGER_SET = "member.manager_set"  # {managerId, previousManagerId, source}
+MEMBER_DEACTIVATED = "member.deactivated"  # {source}
+MEMBER_REACTIVATED = "member.reactivated"  # {source}
+SCIM_TOKEN_CREATED = "scim.token_created"  # {} (the subject is the token)
+SCIM_TOKEN_REVOKED = "scim.token_revoked"  # {}
+SSO_CONFIGURED = "sso.configured"  # {enabled, issuer, clientId, emailDomains, jitProvisioning, enforced}; only {enabled} when turned off
 EVENT_TYPES = (
     ACT_RECORDED,
     ACT_CHANGED,
@@ -50,12 +62,21 @@ EVENT_TYPES = (
     DONATION_RECORDED,
     DONATION_STATUS_SET,
     WELLBEING_PUBLISHED,
+    MEMBER_ERASED,
     IMPORTED,
     GIVING_PROGRAM_SET,
     GIVING_REQUESTED,
     GIVING_DECIDED,
     GIVING_PAID,
     GIVING_REVERSED,
+    MEMBER_JOINED,
+    MEMBER_ROLE_CHANGED,
+    MEMBER_MANAGER_SET,
+    MEMBER_DEACTIVATED,
+    MEMBER_REACTIVATED,
+    SCIM_TOKEN_CREATED,
+    SCIM_TOKEN_REVOKED,
+    SSO_CONFIGURED,
 )
 
 # A declarative class's table is a Table; SQLAlchemy types `__table__` as any FromClause.
@@ -159,6 +180,7 @@ def list_events(
     since: dt.datetime | None = None,
     until: dt.datetime | None = None,
     subject_id: str | None = None,
+    type: str | None = None,
     limit: int = 100,
     cursor: str | None = None,
 ) -> tuple[list[dict], str | None]:
@@ -166,6 +188,8 @@ def list_events(
     statement = _range(select(_events).where(_events.c.organization_id == organization_id), since, until, "query")
     if subject_id is not None:
         statement = statement.where(_events.c.subject_id == subject_id)
+    if type is not None:
+        statement = statement.where(_events.c.type == type)
     if cursor is not None:
         statement = statement.where(_events.c.seq > decode_seq_cursor(cursor))
     events = list(_stream(db, statement.order_by(_events.c.seq).limit(limit + 1)))

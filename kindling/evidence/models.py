@@ -17,6 +17,7 @@ class EvidenceEvent(Base):
     __table_args__ = (
         Index("ix_evidence_events_organization_id_occurred_at", "organization_id", "occurred_at", "seq"),
         Index("ix_evidence_events_organization_id_subject_id", "organization_id", "subject_id", "seq"),
+        Index("ix_evidence_events_organization_id_type", "organization_id", "type", "seq"),
     )
 
     organization_id: Mapped[str] = mapped_column(ForeignKey("organizations.id"), primary_key=True)

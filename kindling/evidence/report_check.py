@@ -15,9 +15,9 @@ from kindling.platform.money import major_units
 EVIDENCE_LEVEL = 3
 # Calendar weeks of each period's wellbeing figures, the week of the report's end included.
 PERIOD_WEEKS = {"week": 1, "month": 4, "quarter": 13, "year": 52}
-# Figures not recomputed, shown as stated: the distinct people across a period's weeks and the
-# number of active members are not in the log; giving requests' own creation times are not in
-# their events yet, so a window cannot be drawn around them.
+# Figures not recomputed, shown as stated: the number of active members (participation's
+# denominator) is not in the log; giving requests' own creation times are not in their events
+# yet, so a window cannot be drawn around them.
 NOT_IN_THE_LOG = frozenset({"wellbeing_participation", "matched_giving_amount", "volunteer_grant_amount"})
 
 
@@ -118,9 +118,16 @@ def _figures(events: list[dict], report: dict) -> dict:
     published = [weeks[monday] for monday in _mondays(report["period"], end) if monday in weeks]
     responses = sum(week["responses"] for week in published)
 
-    def survey(total: str):
-        return lambda _: (None if not published else _rounded(Decimal(sum(week[total] for week in published)) / responses, "0.01"),
-                          {"verified": responses, "total": responses})
+    def survey(measure: str):
+        # The published (noisy) averages, weighted by each week's respondents, as the report takes them.
+        weighted = [
+            (Decimal(repr(week["averages"][measure])), week["respondents"])
+            for week in published
+            if week["averages"][measure] is not None and week["respondents"]
+        ]
+        count = sum(weight for _, weight in weighted)
+        value = None if not count else _rounded(sum((v * w for v, w in weighted), Decimal(0)) / count, "0.01")
+        return lambda _: (None if not published else value, {"verified": responses, "total": responses})
 
     def category(name: str):
         counts = by_category.get(name, _Counts())
@@ -135,8 +142,8 @@ def _figures(events: list[dict], report: dict) -> dict:
         "donations_succeeded": lambda _: (donations.verified, donations.evidence()),
         # The unit of the figure is the organization's currency, which every donation is in.
         "donation_amount": lambda indicator: (float(major_units(succeeded_minor, indicator["unit"])), donations.evidence()),
-        "wellbeing_mood_average": survey("moodTotal"),
-        "wellbeing_stress_average": survey("stressTotal"),
+        "wellbeing_mood_average": survey("mood"),
+        "wellbeing_stress_average": survey("stress"),
     }
 
     class Measures(dict):

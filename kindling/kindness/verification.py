@@ -13,13 +13,15 @@ import dataclasses
 import datetime as dt
 import secrets
 
-from sqlalchemy import and_, or_, select
+from sqlalchemy import and_, case, or_, select, tuple_
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session as DbSession
+from sqlalchemy.sql.elements import ColumnElement
 
-from kindling.accounts.models import Organization
+from kindling.accounts import reporting_lines
+from kindling.accounts.models import Organization, User
 from kindling.accounts.sessions import hash_token
-from kindling.errors import Conflict, Forbidden, NotFound, invalid
+from kindling.errors import BadRequest, Conflict, Forbidden, NotFound, invalid
 from kindling.evidence import log as evidence
 from kindling.evidence import replay
 from kindling.kindness import acts as kindness
@@ -30,7 +32,7 @@ from kindling.kindness.verification_models import Attestation, VerificationDecis
 from kindling.platform.access import Principal
 from kindling.platform.base import utcnow
 from kindling.platform.cache import Cache
-from kindling.platform.pagination import page
+from kindling.platform.pagination import decode_name_cursor, encode_name_cursor
 
 DECISIONS = {2: ("confirm", "dispute"), 3: ("approve", "reject"), 4: ("approve", "reject")}
 APPROVERS = frozenset({"manager", "admin"})
@@ -57,10 +59,11 @@ def decide(
     if level == 4 and decision == "approve" and reference is None:
         raise invalid("body", "reference", "is required to approve level 4: the HR record it rests on")
     _check_decider(act, caller, level)
+    authority = _authority(db, act, caller, level)
     decisions = verification_status.decisions_of(db, act.id)
     _check_open(act, level, decisions)
     record = VerificationDecision(
-        act_id=act.id, level=level, decision=decision, decided_by=caller.user_id, note=note, reference=reference
+        act_id=act.id, level=level, decision=decision, decided_by=caller.user_id, note=note, reference=reference, authority=authority
     )
     _record(db, cache, act, record, decisions)
     evidence.append(
@@ -69,7 +72,7 @@ def decide(
         type=evidence.VERIFICATION_DECIDED,
         subject=("act", act.id),
         actor_id=caller.user_id,
-        data={"level": level, "decision": decision},
+        data={"level": level, "decision": decision, **({"authority": authority} if authority else {})},
     )
     return record
 
@@ -87,13 +90,43 @@ def list_decisions(db: DbSession, *, caller: Principal, act_id: str) -> list[tup
 
 
 def list_pending(db: DbSession, *, caller: Principal, limit: int = 100, cursor: str | None = None) -> tuple[list, str | None]:
-    """The acts waiting for the caller, newest first: as recipient, and as manager or admin."""
+    """The acts waiting for the caller: as recipient, and as manager or admin, the acts of the
+    caller's reports first (docs/decisions.md §6), each part newest first."""
     waiting = [and_(KindnessAct.verification_awaiting == "recipient", KindnessAct.recipient_id == caller.user_id)]
     approves = ["manager"] if caller.role == "manager" else ["manager", "admin"] if caller.is_admin else []
+    reports = reporting_lines.reports_of(caller.user_id)
     if approves:
-        waiting.append(and_(KindnessAct.verification_awaiting.in_(approves), KindnessAct.user_id != caller.user_id))
-    statement = select(KindnessAct).where(KindnessAct.organization_id == caller.organization_id, or_(*waiting))
-    return page(db, statement, timestamp=KindnessAct.created_at, record_id=KindnessAct.id, limit=limit, cursor=cursor)
+        decidable: ColumnElement[bool] = KindnessAct.verification_awaiting.in_(approves)
+        if not caller.is_admin:
+            # A manager decides level 3 for their reports and for people with no manager on record.
+            no_manager = select(User.id).where(User.organization_id == caller.organization_id, User.manager_id.is_(None))
+            decidable = and_(decidable, or_(KindnessAct.user_id.in_(reports), KindnessAct.user_id.in_(no_manager)))
+        waiting.append(and_(decidable, KindnessAct.user_id != caller.user_id))
+    rank = case((KindnessAct.user_id.in_(reports), 0), else_=1)
+    statement = select(KindnessAct, rank).where(KindnessAct.organization_id == caller.organization_id, or_(*waiting))
+    if cursor is not None:
+        key, record_id = decode_name_cursor(cursor)
+        position = _pending_position(key)
+        statement = statement.where(
+            or_(rank > position[0], and_(rank == position[0], tuple_(KindnessAct.created_at, KindnessAct.id) < (position[1], record_id)))
+        )
+    rows = db.execute(statement.order_by(rank, KindnessAct.created_at.desc(), KindnessAct.id.desc()).limit(limit + 1)).all()
+    acts = [act for act, _ in rows[:limit]]
+    if len(rows) <= limit:
+        return acts, None
+    last, last_rank = rows[limit - 1]
+    return acts, encode_name_cursor(f"{last_rank}{last.created_at.astimezone(dt.UTC).isoformat()}", last.id)
+
+
+def _pending_position(key: str) -> tuple[int, dt.datetime]:
+    try:
+        moment = dt.datetime.fromisoformat(key[1:])
+        rank = int(key[0])
+    except (ValueError, IndexError):
+        raise BadRequest("The cursor is not one this list returned", code="invalid_cursor") from None
+    if rank not in (0, 1) or moment.tzinfo is None:
+        raise BadRequest("The cursor is not one this list returned", code="invalid_cursor")
+    return rank, moment
 
 
 def request_attestation(
@@ -210,6 +243,18 @@ def _check_decider(act: KindnessAct, caller: Principal, level: int) -> None:
         raise Forbidden("Only a manager or an admin decides level 3")
     if level == 4 and not caller.is_admin:
         raise Forbidden("Only an organization admin decides level 4")
+
+
+def _authority(db: DbSession, act: KindnessAct, caller: Principal, level: int) -> str | None:
+    """Level 3 follows the sender's reporting line; level 4 is an admin's (docs/decisions.md §6)."""
+    if level == 4:
+        return "admin"
+    if level != 3:
+        return None
+    authority = reporting_lines.decider_authority(db, sender_id=act.user_id, decider_id=caller.user_id, decider_role=caller.role)
+    if authority is None:
+        raise Forbidden("Level 3 of this act is decided in its sender's reporting line, or by an admin", code="not_in_reporting_line")
+    return authority
 
 
 def _check_open(act: KindnessAct, level: int, decisions: dict[int, str]) -> None:

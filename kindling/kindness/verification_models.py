@@ -27,6 +27,8 @@ class VerificationDecision(Base):
     attestation_id: Mapped[str | None] = mapped_column(ForeignKey("attestations.id"))
     note: Mapped[str | None] = mapped_column(String(1000))
     reference: Mapped[str | None] = mapped_column(String(200))
+    # Why the decider could decide level 3: "line_manager", "manager" or "admin".
+    authority: Mapped[str | None] = mapped_column(String(16))
     decided_at: Mapped[dt.datetime] = mapped_column(default=utcnow)
 
 

@@ -9,13 +9,14 @@ from kindling.errors import Forbidden
 
 @dataclasses.dataclass(frozen=True)
 class Principal:
-    """The account behind a request's session."""
+    """The account behind a request's credential: a session (`session_id`) or a personal API token (`token_id`)."""
 
     user_id: str
     account_type: str
     organization_id: str | None
     role: str | None
-    session_id: str
+    session_id: str | None
+    token_id: str | None = None
 
     @property
     def is_consultant(self) -> bool:

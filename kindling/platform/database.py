@@ -2,17 +2,19 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import pathlib
 import select
 import socket
+import sqlite3
 import typing
 import weakref
 
 import orjson
 import psycopg2
 import psycopg2.extensions as ext
-from sqlalchemy import CursorResult, Engine, Executable, create_engine, event
+from sqlalchemy import Connection, CursorResult, Engine, Executable, create_engine, event
 from sqlalchemy.orm import Session, sessionmaker
 
 MIGRATIONS = pathlib.Path(__file__).parent.parent / "migrations"
@@ -94,6 +96,8 @@ def _sqlite_transactions(engine: Engine) -> None:
         cursor = dbapi_connection.cursor()
         cursor.execute("PRAGMA foreign_keys=ON")
         cursor.execute("PRAGMA journal_mode=WAL")
+        # Deleted and overwritten content is zeroed, not left in free pages: erasure must leave no trace.
+        cursor.execute("PRAGMA secure_delete=ON")
         cursor.close()
 
     @event.listens_for(engine, "begin")
@@ -105,6 +109,18 @@ def changed_rows(db: Session, statement: Executable) -> int:
     """How many rows an INSERT, UPDATE or DELETE statement wrote."""
     # A DML statement's result is always a CursorResult; Session.execute is typed for any statement.
     return typing.cast(CursorResult, db.execute(statement)).rowcount
+
+
+def truncate_write_ahead_log(engine: Engine | Connection) -> None:
+    """Copy an embedded database's write-ahead log into it and empty the log, which keeps old
+    page images; without waiting: while other connections read, it stays for the next time."""
+    engine = engine.engine
+    if engine.dialect.name != "sqlite" or not engine.url.database:
+        return
+    with contextlib.suppress(sqlite3.OperationalError), contextlib.closing(
+        sqlite3.connect(engine.url.database, timeout=0)
+    ) as connection:
+        connection.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
 
 
 def make_session_factory(engine: Engine) -> sessionmaker[Session]:

@@ -101,7 +101,11 @@ def _resolve(host: str, port: int) -> list[IPAddress]:
 def session(policy: DestinationPolicy) -> requests.Session:
     """A requests session that ignores proxy settings and, unless private addresses are
     allowed, refuses a connection whose peer is not public (after DNS, so rebinding fails)."""
-    http = requests.Session()
+    return guard(requests.Session(), policy)
+
+
+def guard(http: requests.Session, policy: DestinationPolicy) -> requests.Session:
+    """`http` (a requests session, or a library's subclass of one) made to follow `session()`'s rules."""
     http.trust_env = False  # no proxies or .netrc from the environment
     if not policy.allow_private:
         adapter = _GuardedAdapter()

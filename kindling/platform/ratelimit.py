@@ -25,6 +25,8 @@ RULES = {
     "bulk": (10, 60),
     "theme-generate": (5, 60),
     "sign-in": (10, 15 * 60),
+    # Per organization, for its identity provider on /scim/v2 (docs/decisions.md §13).
+    "scim": (1200, 60),
 }
 
 

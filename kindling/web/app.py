@@ -30,6 +30,7 @@ from kindling.web.ratelimit import RateLimitMiddleware
 from kindling.web.requestguard import RequestGuardMiddleware
 from kindling.web.routeguard import RouteGuardMiddleware
 from kindling.web.runtime import Runtime, own_request_transactions
+from kindling.web.scim import ScimMiddleware
 
 SPEC = pathlib.Path(__file__).parent.parent / "openapi.yaml"
 
@@ -89,6 +90,10 @@ def create_app(settings: Settings | None = None) -> connexion.FlaskApp:
     )
     app.add_middleware(RequestGuardMiddleware, position=MiddlewarePosition.BEFORE_ROUTING)
     app.add_middleware(RouteGuardMiddleware, position=MiddlewarePosition.BEFORE_ROUTING, operations=operations)
+    # After the size and route guards, so an oversized request is refused before its token is looked up.
+    app.add_middleware(
+        ScimMiddleware, position=MiddlewarePosition.BEFORE_ROUTING, session_factory=state.session_factory, limiter=state.limiter
+    )
     # After Connexion's security step, so a caller without a session gets its 401 first.
     app.add_middleware(AuthorizationMiddleware, position=MiddlewarePosition.BEFORE_VALIDATION, operations=operations)
     errors.register(app)

@@ -1,4 +1,8 @@
-"""The one error envelope every failure is answered with, from a handler or from the frameworks."""
+"""The one error envelope every failure is answered with, from a handler or from the frameworks.
+
+Under /scim/v2 the same failures are answered with the SCIM error body of RFC 7644 §3.12
+(`{schemas, status, scimType?, detail}`, `application/scim+json`), as identity providers expect.
+"""
 
 from __future__ import annotations
 
@@ -8,6 +12,7 @@ import logging
 
 from connexion.exceptions import BadRequestProblem, ProblemException, UnsupportedMediaTypeProblem
 from connexion.lifecycle import ConnexionRequest, ConnexionResponse
+from scim2_models import SCIMException
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.exc import TimeoutError as PoolTimeout
 from starlette.exceptions import HTTPException
@@ -48,12 +53,44 @@ def envelope(error: ApiError) -> bytes:
     return json.dumps(body).encode()
 
 
-def error_response(error: ApiError) -> ConnexionResponse:
+SCIM_PREFIX = "/scim/v2"
+SCIM_MEDIA_TYPE = "application/scim+json"
+SCIM_ERROR_SCHEMA = "urn:ietf:params:scim:api:messages:2.0:Error"
+# RFC 7644 Table 9; Kindling's own 400s map to the nearest keyword (scim_envelope).
+SCIM_TYPES = frozenset(
+    {"invalidFilter", "tooMany", "uniqueness", "mutability", "invalidSyntax", "invalidPath", "noTarget", "invalidValue", "invalidVers", "sensitive"}
+)
+
+
+def is_scim(scope) -> bool:
+    path = scope.get("path", "")
+    return path == SCIM_PREFIX or path.startswith(SCIM_PREFIX + "/")
+
+
+def scim_envelope(error: ApiError) -> bytes:
+    """The SCIM error body of an error: its sentence as `detail`, its code as `scimType` when it
+    is one; a refused filter is `invalidFilter`, a body that is no JSON object `invalidSyntax`,
+    any other 400 `invalidValue`."""
+    code = error.code
+    faults = (error.details or {}).get("errors", [])
+    if error.status == 400 and any(fault.get("field") == "filter" for fault in faults):
+        code = "invalidFilter"
+    elif error.status == 400 and any(fault.get("location") == "body" and not fault.get("field") for fault in faults):
+        code = "invalidSyntax"
+    scim_type = code if code in SCIM_TYPES else ("invalidValue" if error.status == 400 else None)
+    body = {"schemas": [SCIM_ERROR_SCHEMA], "status": str(error.status), "detail": error.message}
+    if scim_type:
+        body["scimType"] = scim_type
+    return json.dumps(body).encode()
+
+
+def error_response(error: ApiError, request: ConnexionRequest | None = None) -> ConnexionResponse:
+    scim = request is not None and is_scim(request.scope)
     return ConnexionResponse(
         status_code=error.status,
-        mimetype="application/json",
-        content_type="application/json",
-        body=envelope(error),
+        mimetype=SCIM_MEDIA_TYPE if scim else "application/json",
+        content_type=SCIM_MEDIA_TYPE if scim else "application/json",
+        body=scim_envelope(error) if scim else envelope(error),
         headers=error.headers,
     )
 
@@ -89,24 +126,31 @@ def with_status(status: int, message: str, headers: dict | None = None) -> ApiEr
 
 
 def api_error(_request: ConnexionRequest, exc: ApiError) -> ConnexionResponse:
-    return error_response(exc)
+    return error_response(exc, _request)
+
+
+def scim_error(_request: ConnexionRequest, exc: SCIMException) -> ConnexionResponse:
+    """scim2-models' errors, raised by the SCIM services; their detail repeats no secret."""
+    error = with_status(exc.status, exc.detail[: MAX_DETAIL * 2])
+    error.code = exc.scim_type or None
+    return error_response(error, _request)
 
 
 def problem(_request: ConnexionRequest, exc: ProblemException) -> ConnexionResponse:
     """Connexion's own validation and security failures, in our envelope."""
     status = exc.status or 500
     if isinstance(exc, BadRequestProblem):
-        return api_error(_request, _bad_request(exc))
+        return api_error(_request, _bad_request(exc, scim=is_scim(_request.scope)))
     if isinstance(exc, UnsupportedMediaTypeProblem):
         return api_error(_request, _unsupported_media_type(exc))
     message = exc.detail or exc.title or "Request failed"
     if status >= 500:
         log.error("connexion problem %s: %s", status, message)
         message = "Internal server error"
-    return error_response(with_status(status, message, exc.headers))
+    return error_response(with_status(status, message, exc.headers), _request)
 
 
-def _bad_request(exc: BadRequestProblem) -> ApiError:
+def _bad_request(exc: BadRequestProblem, *, scim: bool = False) -> ApiError:
     """The 400s Connexion raises itself besides its validators (kindling.web.overrides.body_validators raises
     those): a body that is not JSON, or no body where one is required."""
     detail = str(exc.detail or exc.title or "")
@@ -116,7 +160,8 @@ def _bad_request(exc: BadRequestProblem) -> ApiError:
         message = "is required"
     else:
         message = "is malformed"
-    return refused([field_error("body", "", message)])
+    # Under /scim/v2 a body that cannot be read is `invalidSyntax` (RFC 7644 §3.12).
+    return refused([field_error("body", "", message)], code="invalidSyntax" if scim else None)
 
 
 def _unsupported_media_type(exc: UnsupportedMediaTypeProblem) -> ApiError:
@@ -136,7 +181,7 @@ def http_exception(_request: ConnexionRequest, exc: HTTPException) -> ConnexionR
     status = exc.status_code
     messages = {404: "No such endpoint", 405: "Method not allowed on this endpoint"}
     message = messages.get(status) or (exc.detail if isinstance(exc.detail, str) else "Request failed")
-    return error_response(with_status(status, message, dict(exc.headers or {})))
+    return error_response(with_status(status, message, dict(exc.headers or {})), _request)
 
 
 def database_unavailable(_request: ConnexionRequest, exc: Exception) -> ConnexionResponse:
@@ -144,7 +189,7 @@ def database_unavailable(_request: ConnexionRequest, exc: Exception) -> Connexio
     if isinstance(exc, DBAPIError) and not exc.connection_invalidated and not _is_connect_error(exc):
         return unhandled(_request, exc)
     log.warning("database unavailable: %s", exc.__class__.__name__)
-    return error_response(database_unavailable_error())
+    return error_response(database_unavailable_error(), _request)
 
 
 def _is_connect_error(exc: DBAPIError) -> bool:
@@ -159,12 +204,13 @@ def undecodable(_request: ConnexionRequest, _exc: UnicodeDecodeError) -> Connexi
 
 def unhandled(_request: ConnexionRequest, exc: Exception) -> ConnexionResponse:
     log.error("unhandled error", exc_info=exc)
-    return error_response(ApiError("Internal server error"))
+    return error_response(ApiError("Internal server error"), _request)
 
 
 def register(app) -> None:
     """Route every kind of failure to the envelope."""
     app.add_error_handler(ApiError, api_error)
+    app.add_error_handler(SCIMException, scim_error)
     app.add_error_handler(ProblemException, problem)
     app.add_error_handler(HTTPException, http_exception)
     app.add_error_handler(DBAPIError, database_unavailable)

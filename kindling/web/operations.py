@@ -10,8 +10,10 @@ from starlette.routing import compile_path
 from kindling.platform.access import Principal
 
 HTTP_METHODS = ("get", "put", "post", "delete", "options", "head", "patch", "trace")
-# `anyone` marks an operation without authentication; the others are account roles.
-ROLES = frozenset({"admin", "manager", "member", "consultant", "anyone"})
+# `anyone` marks an operation without authentication; `scim` one of /scim/v2, for an
+# organization's SCIM token, which kindling.web.scim checks before routing; the others are
+# account roles.
+ROLES = frozenset({"admin", "manager", "member", "consultant", "anyone", "scim"})
 AUDIENCES = {
     frozenset({"consultant"}): "consultant accounts",
     frozenset({"admin", "manager", "member"}): "members of an organization",
@@ -28,7 +30,7 @@ class Operation:
 
     def admits(self, caller: Principal | None) -> bool:
         """Whether `caller` is one of the roles this operation is declared for."""
-        if "anyone" in self.roles:
+        if "anyone" in self.roles or "scim" in self.roles:
             return True
         return caller is not None and role_of(caller) in self.roles
 

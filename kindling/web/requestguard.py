@@ -78,7 +78,7 @@ class RequestGuardMiddleware:
         if "json" in content_type:
             # Inbound webhooks must answer their sender 2xx even for an event with NUL in it
             # (else it is retried for days), so they look for unstorable text themselves, after the signature.
-            receive = await _readable_json(receive, storable=scope["path"].startswith("/api/"))
+            receive = await _readable_json(receive, storable=not scope["path"].startswith("/webhooks/"))
         await self.app(scope, receive, send)
 
 

@@ -8,6 +8,10 @@ no gain from a second worker). The request goes out after the claim has committe
 its result is written by a second short transaction only if the lease is still the
 worker's own. A worker that dies mid-attempt leaves a lease that runs out, and the
 delivery is tried again with the same `webhook-id`: delivery is at least once.
+
+The same loop runs the chores it is given at start and then hourly: `kindling worker` and
+the embedded thread delete wellbeing comments older than WELLBEING_COMMENT_RETENTION_DAYS
+(docs/decisions.md §15).
 """
 
 from __future__ import annotations
@@ -18,7 +22,8 @@ import datetime as dt
 import logging
 import random
 import threading
-from collections.abc import Sequence
+import time
+from collections.abc import Callable, Sequence
 
 import requests
 from sqlalchemy import func, or_, select, update
@@ -28,7 +33,7 @@ from standardwebhooks import Webhook
 from kindling import __version__
 from kindling.config import Settings
 from kindling.platform.base import new_id, utcnow
-from kindling.platform.database import changed_rows, make_engine, make_session_factory
+from kindling.platform.database import changed_rows, make_engine, make_session_factory, truncate_write_ahead_log
 from kindling.platform.destinations import DestinationPolicy, RefusedDestination, check_url, session
 from kindling.webhooks.endpoints import disable_endpoint
 from kindling.webhooks.models import WebhookDelivery, WebhookEndpoint, WebhookEvent
@@ -44,6 +49,10 @@ MAX_RETRY_SECONDS = 3600
 GIVE_UP_AFTER = dt.timedelta(hours=24)
 DISABLE_AFTER = dt.timedelta(days=5)
 USER_AGENT = f"Kindling-Webhooks/{__version__}"
+# How often the worker runs its chores (deleting wellbeing comments past their retention).
+CHORES_EVERY = 3600.0
+# Housekeeping the worker loop runs besides delivery, given a session it commits.
+Chore = Callable[[Session], None]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -260,13 +269,17 @@ def deliver_due(
 class Worker:
     """Delivers due webhooks until stopped: the loop of `kindling worker` and of the embedded thread."""
 
-    def __init__(self, settings: Settings, *, idle_seconds: float = 1.0, tasks: tuple = ()) -> None:
+    def __init__(
+        self, settings: Settings, *, idle_seconds: float = 1.0, tasks: tuple = (), chores: Sequence[Chore] = ()
+    ) -> None:
         self.engine = make_engine(settings.database_url)
         self.session_factory = make_session_factory(self.engine)
         # Periodic work of other slices run between rounds (the evidence checkpoints), given the session factory.
         self.tasks = tuple(task(self.session_factory) for task in tasks)
         self.policy = DestinationPolicy.from_settings(settings)
         self.idle_seconds = idle_seconds
+        self.chores = tuple(chores)
+        self._chores_due = 0.0
         self._stopping = threading.Event()
         self._thread: threading.Thread | None = None
 
@@ -276,6 +289,8 @@ class Worker:
             while not self._stopping.is_set():
                 for task in self.tasks:
                     task()
+                if self.chores and time.monotonic() >= self._chores_due:
+                    self._do_chores()
                 try:
                     tried = deliver_due(self.session_factory, self.policy)
                 except Exception as exc:  # a database outage must not end the worker
@@ -287,6 +302,20 @@ class Worker:
                     self._stopping.wait(self.idle_seconds)
         finally:
             self.engine.dispose()
+
+    def _do_chores(self) -> None:
+        """Run each chore in a transaction of its own, at most once every CHORES_EVERY seconds."""
+        try:
+            for chore in self.chores:
+                with self.session_factory() as db:
+                    chore(db)
+                    db.commit()
+            # What the chores deleted must not stay behind in an embedded database's log.
+            truncate_write_ahead_log(self.engine)
+        except Exception as exc:  # a database outage must not end the worker
+            log.warning("worker chore failed: %s: %s", type(exc).__name__, exc)
+            return
+        self._chores_due = time.monotonic() + CHORES_EVERY
 
     def stop(self) -> None:
         """Ask the loop to end after its current batch, and wait for the thread if there is one."""

@@ -42,7 +42,8 @@ class WellbeingWeek(Base):
 
     The row exists from the week's first response on (revision 0: nothing published yet),
     so that concurrent responses queue on its lock before deciding whether to publish.
-    Sums, not averages: a period adds weeks up exactly.
+    Figures are stored as published: with noise (`epsilon` set) from revision 0017 on, and
+    exactly as they were for weeks published before (`epsilon` None).
     """
 
     __tablename__ = "wellbeing_weeks"
@@ -53,11 +54,14 @@ class WellbeingWeek(Base):
     published_at: Mapped[dt.datetime | None]
     respondents: Mapped[int] = mapped_column(default=0)  # distinct people
     responses: Mapped[int] = mapped_column(default=0)
-    mood_total: Mapped[int] = mapped_column(default=0)
-    stress_total: Mapped[int] = mapped_column(default=0)
-    energy_total: Mapped[int] = mapped_column(default=0)
-    energy_responses: Mapped[int] = mapped_column(default=0)
-    # Responses with a comment, by sentiment label.
-    positive: Mapped[int] = mapped_column(default=0)
-    neutral: Mapped[int] = mapped_column(default=0)
-    negative: Mapped[int] = mapped_column(default=0)
+    mood_average: Mapped[float | None]
+    stress_average: Mapped[float | None]
+    # People who gave an energy value; None (with the average) while fewer than five did.
+    energy_respondents: Mapped[int | None]
+    energy_average: Mapped[float | None]
+    # People's comments by sentiment label; None while fewer than five people commented.
+    positive: Mapped[int | None]
+    neutral: Mapped[int | None]
+    negative: Mapped[int | None]
+    # The privacy budget the published figures spent; None for weeks published without noise.
+    epsilon: Mapped[float | None]

@@ -11,6 +11,10 @@ people have answered since its last publication; in between its stored figures a
 served as they are. So two aggregates an admin can read differ by the answers of 0 or of
 at least 5 people, and comparing them never isolates one person. Publication happens as a
 response is recorded, in its transaction, under a lock on the week's row.
+
+Steps of five count accounts, and an admin can make accounts: so each publication's figures
+also carry differential-privacy noise (kindling/wellbeing/noise.py), and the energy
+average and the sentiment split each rest on their own five people.
 """
 
 from __future__ import annotations
@@ -32,13 +36,14 @@ from kindling.platform import pagination
 from kindling.platform.access import Principal
 from kindling.platform.base import utcnow
 from kindling.platform.periods import Window, week_of
+from kindling.wellbeing import noise
 from kindling.wellbeing.models import WellbeingResponse, WellbeingWeek
 
-MINIMUM_GROUP_SIZE = 5
+MINIMUM_GROUP_SIZE = noise.MINIMUM_GROUP_SIZE
 # VADER's own recommended cut-offs for its compound score.
 POSITIVE_FROM = 0.05
 NEGATIVE_TO = -0.05
-SENTIMENT_LABELS = ("positive", "neutral", "negative")
+SENTIMENT_LABELS = noise.SENTIMENT_LABELS
 
 
 @dataclasses.dataclass(frozen=True)
@@ -49,13 +54,14 @@ class Sentiment:
 
 @dataclasses.dataclass(frozen=True)
 class Figures:
-    """Counts and averages (2 decimals, half up) of published responses."""
+    """Counts, averages (2 decimals, half up) and the sentiment split of published weeks."""
 
     respondents: int  # distinct people
     responses: int
     average_mood: float | None
     average_stress: float | None
-    average_energy: float | None
+    average_energy: float | None  # None while fewer than five people gave an energy value
+    sentiment: dict[str, int] | None  # None while fewer than five people commented
 
 
 @dataclasses.dataclass(frozen=True)
@@ -72,7 +78,6 @@ class Summary:
     start: dt.datetime  # Monday 00:00 UTC of the first week
     end: dt.datetime  # Monday 00:00 UTC after the last week, exclusive
     figures: Figures
-    sentiment: dict[str, int]
     weeks: list[Week]
 
 
@@ -85,13 +90,16 @@ def _analyzer() -> SentimentIntensityAnalyzer:
 def sentiment_of(text: str | None) -> Sentiment:
     """VADER's compound score of the text and its label; no text is neutral (compound 0)."""
     compound = _analyzer().polarity_scores(text)["compound"] if text else 0.0
+    return Sentiment(label=sentiment_label(compound), compound=compound)
+
+
+def sentiment_label(compound: float) -> str:
+    """The label of a compound score, by VADER's cut-offs."""
     if compound >= POSITIVE_FROM:
-        label = "positive"
-    elif compound <= NEGATIVE_TO:
-        label = "negative"
-    else:
-        label = "neutral"
-    return Sentiment(label=label, compound=compound)
+        return "positive"
+    if compound <= NEGATIVE_TO:
+        return "negative"
+    return "neutral"
 
 
 def create_response(
@@ -173,9 +181,9 @@ def _locked_week(db: Session, *, organization_id: str, week_start: dt.date) -> W
 
 
 def _publish_if_due(db: Session, *, week: WellbeingWeek, now: dt.datetime) -> bool:
-    """Publish the locked week's figures from all its responses when at least
+    """Publish the locked week's figures, with noise, from all its responses when at least
     MINIMUM_GROUP_SIZE distinct people answered since its last publication (or ever, for
-    the first); whether it did."""
+    the first); whether it did. The figures go into the evidence log as published."""
     of_week = (
         WellbeingResponse.organization_id == week.organization_id,
         WellbeingResponse.week_start == week.week_start,
@@ -187,50 +195,49 @@ def _publish_if_due(db: Session, *, week: WellbeingWeek, now: dt.datetime) -> bo
     if newcomers < MINIMUM_GROUP_SIZE:
         return False
     commented = WellbeingResponse.comment.is_not(None)
-    figures = db.execute(
-        select(
-            func.count(func.distinct(WellbeingResponse.user_id)),
-            func.count(),
-            func.sum(WellbeingResponse.mood),
-            func.sum(WellbeingResponse.stress),
-            func.coalesce(func.sum(WellbeingResponse.energy), 0),
-            func.count(WellbeingResponse.energy),
-            *(func.count().filter(commented, WellbeingResponse.sentiment_label == label) for label in SENTIMENT_LABELS),
-        ).where(*of_week)
-    ).one()
-    (
-        week.respondents,
-        week.responses,
-        week.mood_total,
-        week.stress_total,
-        week.energy_total,
-        week.energy_responses,
-        week.positive,
-        week.neutral,
-        week.negative,
-    ) = tuple(figures)
+    people = [
+        noise.Person(
+            mood=float(mood),
+            stress=float(stress),
+            energy=None if energy is None else float(energy),
+            answers=answers,
+            sentiment=None if compound is None else sentiment_label(float(compound)),
+        )
+        for mood, stress, energy, answers, compound in db.execute(
+            select(
+                func.avg(WellbeingResponse.mood),
+                func.avg(WellbeingResponse.stress),
+                func.avg(WellbeingResponse.energy),
+                func.count(),
+                func.avg(WellbeingResponse.sentiment_compound).filter(commented),
+            )
+            .where(*of_week)
+            .group_by(WellbeingResponse.user_id)
+        )
+    ]
+    figures = noise.release(people)
+    week.respondents = figures.respondents
+    week.responses = figures.responses
+    week.mood_average = _hundredths(figures.mood_average)
+    week.stress_average = _hundredths(figures.stress_average)
+    week.energy_respondents = figures.energy_respondents
+    week.energy_average = _hundredths(figures.energy_average)
+    week.positive, week.neutral, week.negative = (
+        (figures.sentiment[label] for label in SENTIMENT_LABELS) if figures.sentiment else (None, None, None)
+    )
+    week.epsilon = noise.EPSILON
     week.revision += 1
     week.published_at = now
     db.execute(update(WellbeingResponse).where(*of_week, unpublished).values(published_in=week.revision))
     db.flush()
-    # The published figures are aggregates of at least five people, never one person's answer.
     evidence.append(
         db,
         organization_id=week.organization_id,
         type=evidence.WELLBEING_PUBLISHED,
         subject=("wellbeing_week", week.week_start.isoformat()),
+        # Nobody's id: the author of the answer that made the week due is one of its people.
         actor_id=None,
-        data={
-            "weekStart": week.week_start.isoformat(),
-            "revision": week.revision,
-            "respondents": week.respondents,
-            "responses": week.responses,
-            "moodTotal": week.mood_total,
-            "stressTotal": week.stress_total,
-            "energyTotal": week.energy_total,
-            "energyResponses": week.energy_responses,
-            **{label: getattr(week, label) for label in SENTIMENT_LABELS},
-        },
+        data=published_data(week),
     )
     return True
 
@@ -242,12 +249,27 @@ def organization_summary(db: Session, *, caller: Principal, window: Window) -> S
     return summarize(db, organization_ids=[caller.member_of], window=window)[caller.member_of]
 
 
+def published_data(week: WellbeingWeek) -> dict:
+    """A published week's figures as its `wellbeing.published` event carries them."""
+    return {
+        "weekStart": week.week_start.isoformat(),
+        "revision": week.revision,
+        "respondents": week.respondents,
+        "responses": week.responses,
+        "averages": {"mood": week.mood_average, "stress": week.stress_average, "energy": week.energy_average},
+        "energyRespondents": week.energy_respondents,
+        "sentiment": None if week.positive is None else {label: getattr(week, label) for label in SENTIMENT_LABELS},
+        "privacy": {"epsilon": week.epsilon, "mechanism": noise.MECHANISM if week.epsilon else None},
+    }
+
+
 def summarize(db: Session, *, organization_ids: Collection[str], window: Window) -> dict[str, Summary | None]:
     """Each organization's published figures over the calendar weeks of the window's period,
     or None when none of those weeks is published.
 
-    Sums of the stored weeks: averages are weighted by each week's published responses;
-    `respondents` counts distinct people across the published responses of those weeks.
+    Built from the stored weeks alone, as published: averages weighted by each week's
+    people, `responses` and the sentiment split added up, and `respondents` the most people
+    of one week (distinct people across weeks would be a new release of the answers).
     """
     ids = list(organization_ids)
     if not ids:
@@ -260,49 +282,45 @@ def summarize(db: Session, *, organization_ids: Collection[str], window: Window)
         )
     ):
         stored[week.organization_id][week.week_start] = week
-    respondents = dict(
-        db.execute(
-            select(WellbeingResponse.organization_id, func.count(func.distinct(WellbeingResponse.user_id)))
-            .where(
-                WellbeingResponse.organization_id.in_([organization_id for organization_id in ids if stored[organization_id]]),
-                WellbeingResponse.week_start.in_(mondays),
-                WellbeingResponse.published_in.is_not(None),
-            )
-            .group_by(WellbeingResponse.organization_id)
-        ).all()
-    )
     result: dict[str, Summary | None] = {}
     for organization_id in ids:
         weeks = stored[organization_id]
         if not weeks:
             result[organization_id] = None
             continue
-        published = list(weeks.values())
         result[organization_id] = Summary(
             period=window.period,
             start=window.weeks_start,
             end=window.weeks_end,
-            figures=_figures(published, respondents[organization_id]),
-            sentiment={label: sum(getattr(week, label) for week in published) for label in SENTIMENT_LABELS},
-            weeks=[
-                Week(start=monday, figures=_figures([weeks[monday]], weeks[monday].respondents) if monday in weeks else None)
-                for monday in mondays
-            ],
+            figures=figures_of(list(weeks.values())),
+            weeks=[Week(start=monday, figures=figures_of([weeks[monday]]) if monday in weeks else None) for monday in mondays],
         )
     return result
 
 
-def _figures(weeks: list[WellbeingWeek], respondents: int) -> Figures:
-    responses = sum(week.responses for week in weeks)
+def figures_of(weeks: list[WellbeingWeek]) -> Figures:
+    """The figures of published weeks taken together."""
+    with_energy = [week for week in weeks if week.energy_average is not None]
+    with_sentiment = [week for week in weeks if week.positive is not None]
     return Figures(
-        respondents=respondents,
-        responses=responses,
-        average_mood=_average(sum(week.mood_total for week in weeks), responses),
-        average_stress=_average(sum(week.stress_total for week in weeks), responses),
-        average_energy=_average(sum(week.energy_total for week in weeks), sum(week.energy_responses for week in weeks)),
+        respondents=max(week.respondents for week in weeks),
+        responses=sum(week.responses for week in weeks),
+        average_mood=_weighted([(week.mood_average, week.respondents) for week in weeks]),
+        average_stress=_weighted([(week.stress_average, week.respondents) for week in weeks]),
+        average_energy=_weighted([(week.energy_average, week.energy_respondents) for week in with_energy]),
+        sentiment={label: sum(getattr(week, label) for week in with_sentiment) for label in SENTIMENT_LABELS}
+        if with_sentiment
+        else None,
     )
 
 
-def _average(total: int, count: int) -> float | None:
-    # Decimal division, so the figure depends on the stored sums alone, never on float noise.
-    return None if not count else float((Decimal(total) / count).quantize(Decimal("0.01"), ROUND_HALF_UP))
+def _weighted(values: list[tuple[float | None, int | None]]) -> float | None:
+    # Decimal arithmetic, so the figure depends on the stored values alone, never on float noise.
+    weighted = [(Decimal(repr(value)), weight) for value, weight in values if value is not None and weight]
+    total = sum((value * weight for value, weight in weighted), Decimal(0))
+    count = sum(weight for _, weight in weighted)
+    return None if not count else float((total / count).quantize(Decimal("0.01"), ROUND_HALF_UP))
+
+
+def _hundredths(value: float | None) -> float | None:
+    return None if value is None else float(Decimal(repr(value)).quantize(Decimal("0.01"), ROUND_HALF_UP))

@@ -14,6 +14,7 @@ from kindling.platform.cache import Cache
 from tests.factories.accounts import PASSWORD, Account, Accounts
 from tests.factories.activity import Activity
 from tests.factories.clients import Clients
+from tests.factories.directory import Directory
 from tests.factories.donations import Donations
 from tests.factories.giving import Giving
 from tests.factories.kindness import Kindness
@@ -25,7 +26,7 @@ from tests.factories.wellbeing import Wellbeing
 __all__ = ["PASSWORD", "Account", "Factories"]
 
 
-class Factories(Accounts, Clients, Donations, Giving, Kindness, Themes, Volunteering, Webhooks, Wellbeing):
+class Factories(Accounts, Clients, Directory, Donations, Giving, Kindness, Themes, Volunteering, Webhooks, Wellbeing):
     """Records made in `db`; kindness acts also update statistics kept in `cache`."""
 
     def __init__(self, db: Session, cache: Cache) -> None:

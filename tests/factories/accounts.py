@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 from sqlalchemy.orm import Session
 
+from kindling.accounts import api_tokens
 from kindling.accounts import service as accounts
 from kindling.accounts.models import Organization, User
 
@@ -55,12 +56,17 @@ class Accounts:
     def manager(self, of: Account | Organization, **fields) -> Account:
         """A manager of the organization of `of`: a member who may approve colleagues' acts."""
         account = self.member(of, **fields)
-        account.user.role = "manager"
+        account.user.role = account.user.hand_role = "manager"
         self.db.flush()
         return account
 
     def consultant(self, **fields) -> Account:
         return self._account(account_type="consultant", **fields)
+
+    def api_token(self, account: Account, *, name: str = "ci", expires_in_days: int = 30) -> Account:
+        """The same person calling with a new personal API token instead of a session."""
+        value, _ = api_tokens.create_token(self.db, user_id=account.user.id, by_token=False, name=name, expires_in_days=expires_in_days)
+        return Account(account.user, value)
 
     def organization(self, account: Account) -> Organization:
         return self.db.get(Organization, account.organization_id)

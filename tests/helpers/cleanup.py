@@ -7,6 +7,7 @@ from sqlalchemy.orm import Session
 
 from kindling.accounts.models import Organization, User
 from kindling.accounts.models import Session as UserSession
+from kindling.accounts.scim.models import DirectoryGroup, GroupMembership, ScimToken, ScimUser
 from kindling.donations.models import Donation, GivingLedger, GivingPeriod, GivingProgram, GivingRequest
 from kindling.kindness.models import KindnessAct, KindnessRecipientTally, KindnessTally
 
@@ -35,6 +36,12 @@ def forget(db: Session, organization_id: str) -> None:
     for model in (KindnessAct, KindnessTally, KindnessRecipientTally):
         db.execute(delete(model).where(model.organization_id == organization_id))
     db.execute(delete(UserSession).where(UserSession.user_id.in_(users)))
+    groups = select(DirectoryGroup.id).where(DirectoryGroup.organization_id == organization_id)
+    db.execute(delete(GroupMembership).where(GroupMembership.group_id.in_(groups)))
+    for model in (DirectoryGroup, ScimUser, ScimToken):
+        db.execute(delete(model).where(model.organization_id == organization_id))
+    # Reporting lines point within the organization: cleared before its people go.
+    db.execute(User.__table__.update().where(User.organization_id == organization_id).values(manager_id=None))
     db.execute(delete(User).where(User.organization_id == organization_id))
     db.execute(delete(Organization).where(Organization.id == organization_id))
     db.commit()

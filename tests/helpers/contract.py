@@ -7,10 +7,13 @@ import os
 import pathlib
 import subprocess
 import sys
+import uuid
 
 import requests
 
+from kindling.donations.models import Donation
 from tests.factories import PASSWORD
+from tests.factories.donations import payment_event, signed
 from tests.helpers import sign_up
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
@@ -37,6 +40,14 @@ class Api:
     def sign_in(self, email: str) -> str:
         body = {"email": email, "password": PASSWORD, "returnToken": True}
         return self.call("POST", "/api/auth/sign-in", json=body)["data"]["session"]["token"]
+
+    def settle(self, donation: dict, *, secret: str) -> None:
+        """Deliver the payment provider's signed `payment_intent.succeeded` for the donation."""
+        event = payment_event("payment_intent.succeeded", Donation(id=donation["id"], amount=donation["amount"], currency=donation["currency"]),
+                              event_id=f"evt_{uuid.uuid4().hex}")
+        payload, headers = signed(event, secret=secret)
+        response = requests.post(self.url + "/webhooks/payments", data=payload, headers=headers, timeout=10)
+        response.raise_for_status()
 
 
 def accounts_file(directory: pathlib.Path, account: str, stranger: str) -> pathlib.Path:

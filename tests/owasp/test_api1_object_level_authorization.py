@@ -81,6 +81,12 @@ CASES = {
     ("DELETE", "/api/organization/members/{userId}"): Case(
         "DELETE", "/api/organization/members/{id}", "admin", "member_id", ("admin", "/api/organization/members")
     ),
+    ("GET", "/api/organization/members/{userId}/export"): Case(
+        "GET", "/api/organization/members/{id}/export", "admin", "member_id", ("admin", "/api/organization/members")
+    ),
+    ("POST", "/api/organization/members/{userId}/erase"): Case(
+        "POST", "/api/organization/members/{id}/erase", "admin", "member_id", ("admin", "/api/organization/members")
+    ),
     ("GET", "/api/donations/{id}"): Case("GET", "/api/donations/{id}", "admin", "donation_id", ("member", "/api/donations/{id}")),
     ("GET", "/api/wellbeing/{id}"): Case("GET", "/api/wellbeing/{id}", "admin", "wellbeing_id", ("member", "/api/wellbeing/{id}")),
     ("POST", "/api/invitations/accept"): Case("POST", "/api/invitations/accept", "admin", "invitation_id", ("admin", "/api/invitations"), INVITATION),

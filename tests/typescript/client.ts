@@ -24,3 +24,23 @@ export function retryAfter(error: ApiError): number | undefined {
 export const framework: Framework = "gri";
 // @ts-expect-error: not a framework
 export const unknownFramework: Framework = "esg-2000";
+
+// Scripts authenticate with a personal API token: asked for once, then sent as a bearer credential.
+type TokenCreate = components["schemas"]["ApiTokenCreate"];
+type TokenCreated = components["schemas"]["ApiTokenCreated"];
+type ListTokens = operations["list_tokens"]["responses"]["200"]["content"]["application/json"];
+
+export const ciToken: TokenCreate = { name: "Nightly export", expiresInDays: 90 };
+// @ts-expect-error: the lifetime is required
+export const noLifetime: TokenCreate = { name: "Nightly export" };
+
+export function bearer(created: TokenCreated): { Authorization: string } {
+  return { Authorization: `Bearer ${created.data.token}` };
+}
+
+export function lastUses(list: ListTokens): (string | null)[] {
+  return list.data.map((token) => token.lastUsedAt);
+}
+
+// @ts-expect-error: a listed token never carries its value
+export const listedValue = (list: ListTokens): string => list.data[0].token;

@@ -1,7 +1,7 @@
 """every counted fact in the log
 
 Revision ID: 0014
-Revises: 0018
+Revises: 0016
 
 Check-ins get a check-out; existing ones keep the hours they had. Every act, check-in and
 donation then gets one `imported` event carrying every fact a report counts (an act's content
@@ -22,7 +22,7 @@ import kindling.platform.base
 from kindling.evidence.chain import GENESIS_HASH, canonical, event_hash, timestamp
 
 revision = '0014'
-down_revision = '0018'
+down_revision = '0016'
 branch_labels = None
 depends_on = None
 
@@ -113,9 +113,11 @@ events = sa.table('evidence_events', sa.column('organization_id'), sa.column('se
                   sa.column('occurred_at', UTC), sa.column('prev_hash'), sa.column('hash'))
 heads = sa.table('evidence_heads', sa.column('organization_id'), sa.column('seq'), sa.column('hash'))
 weeks = sa.table('wellbeing_weeks', sa.column('organization_id'), sa.column('week_start'), sa.column('revision'),
-                 sa.column('respondents'), sa.column('responses'), sa.column('mood_total'), sa.column('stress_total'),
-                 sa.column('energy_total'), sa.column('energy_responses'), sa.column('positive'), sa.column('neutral'),
-                 sa.column('negative'))
+                 sa.column('respondents'), sa.column('responses'), sa.column('mood_average'), sa.column('stress_average'),
+                 sa.column('energy_average'), sa.column('energy_respondents'), sa.column('positive'), sa.column('neutral'),
+                 sa.column('negative'), sa.column('epsilon'))
+# The noise of publications since 0017 (kindling/wellbeing/noise.py), as `wellbeing.published` names it.
+MECHANISM = 'laplace'
 
 
 def _digest(description: str, category: str, media: list) -> str:
@@ -151,10 +153,15 @@ def _records(connection, organization_id: str):
         sa.select(weeks).where(weeks.c.organization_id == organization_id, weeks.c.revision > 0).order_by(weeks.c.week_start)
     ):
         week_start = row.week_start if isinstance(row.week_start, str) else row.week_start.isoformat()
+        # The week's figures as published, in the shape of its `wellbeing.published` event.
         yield 'wellbeing_week', week_start, {
             'weekStart': week_start, 'revision': row.revision, 'respondents': row.respondents, 'responses': row.responses,
-            'moodTotal': row.mood_total, 'stressTotal': row.stress_total, 'energyTotal': row.energy_total,
-            'energyResponses': row.energy_responses, 'positive': row.positive, 'neutral': row.neutral, 'negative': row.negative,
+            'averages': {'mood': row.mood_average, 'stress': row.stress_average, 'energy': row.energy_average},
+            'energyRespondents': row.energy_respondents,
+            'sentiment': None if row.positive is None else {
+                'positive': row.positive, 'neutral': row.neutral, 'negative': row.negative,
+            },
+            'privacy': {'epsilon': row.epsilon, 'mechanism': MECHANISM if row.epsilon else None},
         }
 
 

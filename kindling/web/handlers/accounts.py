@@ -31,7 +31,8 @@ def sign_in(body: dict):
 
 
 def sign_out(token_info: dict):
-    accounts.end_session(db(), access.principal(token_info).session_id)
+    caller = access.principal(token_info)
+    accounts.sign_out(db(), session_id=caller.session_id, token_id=caller.token_id, user_id=caller.user_id)
     response = flask.make_response({"success": True}, 200)
     response.delete_cookie(COOKIE_NAME, path="/", secure=runtime().settings.production, httponly=True, samesite="Lax")
     return response
@@ -39,8 +40,8 @@ def sign_out(token_info: dict):
 
 def get_session(token_info: dict):
     caller = access.principal(token_info)
-    session = accounts.get_session(db(), caller.session_id)
-    data = {"user": user_body(accounts.get_user(db(), caller.user_id)), "session": {"expiresAt": session.expires_at}}
+    expires_at = accounts.credential_expiry(db(), session_id=caller.session_id, token_id=caller.token_id)
+    data = {"user": user_body(accounts.get_user(db(), caller.user_id)), "session": {"expiresAt": expires_at}}
     if caller.organization_id is not None:
         organization = accounts.get_organization(db(), caller.organization_id)
         data["organization"] = organization_body(organization, with_join_code=caller.is_admin)
@@ -72,11 +73,11 @@ def _signed_in(user: User, *, return_token: bool, status: int):
     if return_token:
         session_body["token"] = token
     response = flask.make_response({"data": {"user": user_body(user), "session": session_body}}, status)
-    _set_cookie(response, token, session)
+    set_session_cookie(response, token, session)
     return response
 
 
-def _set_cookie(response: flask.Response, token: str, session: Session) -> None:
+def set_session_cookie(response: flask.Response, token: str, session: Session) -> None:
     response.set_cookie(
         COOKIE_NAME,
         token,

@@ -21,6 +21,7 @@ def list_events(
     from_: str | None = None,
     to: str | None = None,
     subject_id: str | None = None,
+    type_: str | None = None,
     cursor: str | None = None,
 ):
     caller = access.principal(token_info)
@@ -30,6 +31,7 @@ def list_events(
         since=_moment(from_),
         until=_moment(to),
         subject_id=subject_id,
+        type=type_,
         limit=limit,
         cursor=cursor,
     )

@@ -93,6 +93,8 @@ def decision_body(decision: VerificationDecision, attestation: Attestation | Non
         body["note"] = decision.note
     if decision.reference is not None:
         body["reference"] = decision.reference
+    if decision.authority is not None:
+        body["authority"] = decision.authority
     if attestation is not None:
         body["attester"] = {
             "name": attestation.answer_name,

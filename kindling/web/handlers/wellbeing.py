@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from kindling.platform import access, periods
 from kindling.web.runtime import db
+from kindling.wellbeing import noise
 from kindling.wellbeing import service as wellbeing
 from kindling.wellbeing.models import WellbeingResponse
 from kindling.wellbeing.service import Figures, Summary
@@ -61,22 +62,29 @@ def summary_body(summary: Summary) -> dict:
         "period": summary.period,
         "from": summary.start,
         "to": summary.end,
-        "respondents": summary.figures.respondents,
-        "responses": summary.figures.responses,
-        "averages": _averages(summary.figures),
-        "sentiment": summary.sentiment,
+        **_figures(summary.figures),
+        "privacy": {"epsilon": noise.EPSILON, "mechanism": noise.MECHANISM},
         "byWeek": [
-            {
-                "weekStart": week.start,
-                "suppressed": week.figures is None,
-                "respondents": week.figures.respondents if week.figures else None,
-                "responses": week.figures.responses if week.figures else None,
-                "averages": _averages(week.figures) if week.figures else None,
-            }
+            {"weekStart": week.start, "suppressed": week.figures is None, **_figures(week.figures)}
             for week in summary.weeks
         ],
     }
 
 
-def _averages(figures: Figures) -> dict:
-    return {"mood": figures.average_mood, "stress": figures.average_stress, "energy": figures.average_energy}
+def _figures(figures: Figures | None) -> dict:
+    if figures is None:
+        return {"respondents": None, "responses": None, "averages": None, "sentiment": None}
+    return {
+        "respondents": figures.respondents,
+        "responses": figures.responses,
+        "averages": {
+            "mood": figures.average_mood,
+            "stress": figures.average_stress,
+            "energy": figures.average_energy,
+            "energySuppressed": figures.average_energy is None,
+        },
+        "sentiment": {
+            **(figures.sentiment or dict.fromkeys(wellbeing.SENTIMENT_LABELS)),
+            "suppressed": figures.sentiment is None,
+        },
+    }

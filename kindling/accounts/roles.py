@@ -1,0 +1,68 @@
+"""A member's role: the highest of the role set by hand and the roles of their directory groups.
+
+Recomputed whenever either changes (docs/decisions.md §13); an organization always keeps an admin.
+"""
+
+from __future__ import annotations
+
+from sqlalchemy import func, select
+from sqlalchemy.orm import Session
+
+from kindling.accounts import authority
+from kindling.accounts import service as accounts
+from kindling.accounts.models import Organization, User
+from kindling.accounts.scim.models import DirectoryGroup, GroupMembership
+from kindling.errors import Conflict
+from kindling.evidence import log as evidence
+
+RANK = {"member": 0, "manager": 1, "admin": 2}
+
+
+def lock_organization(db: Session, organization_id: str) -> None:
+    """Serialise changes to one organization's roles and lines on its row (a no-op on SQLite,
+    whose writers are serialised anyway), so two changes cannot together leave no admin.
+    FOR NO KEY UPDATE: rows that merely reference the organization are still inserted meanwhile."""
+    db.execute(select(Organization.id).where(Organization.id == organization_id).with_for_update(key_share=True))
+
+
+def refuse_if_last_admin(db: Session, *, user: User) -> None:
+    """409 when `user` is the organization's only active admin."""
+    if user.role != "admin" or not user.active:
+        return
+    admins = db.execute(
+        select(func.count()).where(User.organization_id == user.organization_id, User.role == "admin", User.active.is_(True))
+    ).scalar_one()
+    if admins <= 1:
+        raise Conflict("An organization keeps at least one admin: this is its last", code="last_admin")
+
+
+def group_roles(db: Session, user_id: str) -> list[str]:
+    return list(
+        db.scalars(
+            select(DirectoryGroup.role)
+            .join(GroupMembership, GroupMembership.group_id == DirectoryGroup.id)
+            .where(GroupMembership.user_id == user_id, DirectoryGroup.role.is_not(None))
+        )
+    )
+
+
+def recompute(db: Session, *, user: User, actor_id: str | None, source: str) -> None:
+    """Give `user` the highest of their hand-set role and their groups' roles, recording a change."""
+    candidates = [user.hand_role or "member", *group_roles(db, user.id)]
+    role = max(candidates, key=RANK.__getitem__)
+    if role == user.role:
+        return
+    if RANK[role] < RANK[user.role or "member"]:
+        refuse_if_last_admin(db, user=user)
+    previous, user.role = user.role, role
+    # Cached sessions carry the role: the new one must take effect at the next request.
+    accounts.forget_cached_sessions(db, user.id)
+    db.flush()
+    if user.active:
+        authority.record(db, user=user, type=evidence.MEMBER_ROLE_CHANGED, actor_id=actor_id, **{"from": previous, "to": role, "source": source})
+
+
+def set_hand_role(db: Session, *, user: User, role: str, actor_id: str) -> None:
+    """The role an admin gives by hand; the person keeps a higher one their groups give."""
+    user.hand_role = role
+    recompute(db, user=user, actor_id=actor_id, source="hand")

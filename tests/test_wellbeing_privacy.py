@@ -1,0 +1,124 @@
+"""Published wellbeing figures hold against an admin who controls accounts (docs/decisions.md §7).
+
+Each figure rests on its own five people, and every published figure carries differential
+privacy noise; the puppet attack (four accounts with known answers and one target) no longer
+recovers the target's answer.
+"""
+
+from __future__ import annotations
+
+import collections
+import statistics
+from decimal import ROUND_HALF_UP, Decimal
+
+from sqlalchemy import select
+
+from kindling.evidence.models import EvidenceEvent
+from kindling.wellbeing import noise
+from kindling.wellbeing import service as wellbeing
+from kindling.wellbeing.models import WellbeingWeek
+
+TRIALS = 200
+PUPPETS = (5, 4, 4, 3)
+
+
+def organization_figures(client, admin) -> dict:
+    response = client.get("/api/wellbeing", params={"scope": "organization", "period": "week"}, headers=admin.headers)
+    assert response.status_code == 200
+    return response.json()["data"]
+
+
+def test_energy_and_sentiment_each_rest_on_their_own_five(client, make, db):
+    admin = make.admin()
+    people = [make.member(admin) for _ in range(5)]
+    make.response(people[0], mood=2, energy=1, comment="I am exhausted and miserable")
+    for person in people[1:]:
+        make.response(person, mood=4)
+    data = organization_figures(client, admin)
+    # Five people answered, so mood and stress are published; one gave energy and one commented.
+    assert 1 <= data["averages"]["mood"] <= 5
+    assert (data["averages"]["energy"], data["averages"]["energySuppressed"]) == (None, True)
+    assert data["sentiment"] == {"positive": None, "neutral": None, "negative": None, "suppressed": True}
+    (week,) = data["byWeek"]
+    assert week["averages"]["energySuppressed"] is True and week["sentiment"]["suppressed"] is True
+
+    # Five more people, each giving both: the next publication has five givers of each.
+    for person in [make.member(admin) for _ in range(5)]:
+        make.response(person, mood=4, energy=5, comment="A wonderful, happy week")
+    data = organization_figures(client, admin)
+    assert data["averages"]["energySuppressed"] is False and 1 <= data["averages"]["energy"] <= 5
+    assert data["sentiment"]["suppressed"] is False
+    assert all(data["sentiment"][label] >= 0 for label in wellbeing.SENTIMENT_LABELS)
+
+
+def test_each_publication_is_in_the_evidence_log_as_published(client, make, db):
+    admin = make.admin()
+    for person in [make.member(admin) for _ in range(5)]:
+        make.response(person, mood=3, energy=4)
+    week = db.scalars(select(WellbeingWeek).where(WellbeingWeek.organization_id == admin.organization_id)).one()
+    (event,) = db.scalars(
+        select(EvidenceEvent).where(
+            EvidenceEvent.organization_id == admin.organization_id, EvidenceEvent.type == "wellbeing.published"
+        )
+    ).all()
+    assert (event.subject_kind, event.subject_id, event.actor_id) == ("wellbeing_week", week.week_start.isoformat(), None)
+    assert event.data == wellbeing.published_data(week)
+    assert event.data["privacy"] == {"epsilon": 1.0, "mechanism": "laplace"}
+    served = organization_figures(client, admin)
+    assert served["averages"]["mood"] == event.data["averages"]["mood"]
+    assert served["respondents"] == event.data["respondents"]
+    verified = client.get("/api/evidence/verify", headers=admin.headers)
+    assert verified.status_code == 200 and verified.json()["intact"] is True
+
+
+def _week(target: int) -> list[noise.Person]:
+    return [noise.Person(mood=mood, stress=3, energy=None, answers=1, sentiment=None) for mood in (*PUPPETS, target)]
+
+
+def _exact_average(people: list[noise.Person]) -> float:
+    """The figure as published before noise: the plain average, 2 decimals half up."""
+    mean = Decimal(sum(int(person.mood) for person in people)) / len(people)
+    return float(mean.quantize(Decimal("0.01"), ROUND_HALF_UP))
+
+
+def _attack(published_mood: float) -> float:
+    """Four puppets with known answers and one target: estimate = 5 × mean − sum of the puppets."""
+    return 5 * published_mood - sum(PUPPETS)
+
+
+def test_the_puppet_attack_no_longer_recovers_the_target(capsys):
+    report, guessed = [], {}
+    for target in range(1, 6):
+        baseline = [_attack(_exact_average(_week(target))) for _ in range(TRIALS)]
+        noisy = [_attack(noise.release(_week(target)).mood_average) for _ in range(TRIALS)]
+        # Without noise the target falls out exactly, every time.
+        assert all(round(estimate) == target for estimate in baseline)
+        recovered = sum(round(estimate) == target for estimate in noisy) / TRIALS
+        errors = sorted(abs(estimate - target) for estimate in noisy)
+        # The attacker's best use of an estimate: rounded and clamped to the scale.
+        guessed[target] = collections.Counter(min(max(round(estimate), 1), 5) for estimate in noisy)
+        report.append((target, recovered, guessed[target][target] / TRIALS, statistics.median(errors), errors[int(0.9 * TRIALS)]))
+        assert recovered < 0.3, (target, recovered)
+        assert statistics.median(errors) > 1.5
+    # Neighbouring answers look alike: every guess is about as likely whichever of the two is true.
+    for target in range(1, 5):
+        for guess in range(1, 6):
+            assert abs(guessed[target][guess] - guessed[target + 1][guess]) / TRIALS < 0.2, (target, guess, guessed)
+    with capsys.disabled():
+        for target, recovered, clamped, median, ninetieth in report:
+            print(
+                f"\npuppet attack, target mood {target}: estimate rounded to it in {recovered:.0%} of {TRIALS} trials, "
+                f"clamped guess right in {clamped:.0%} (without noise 100%); "
+                f"error median {median:.2f}, 90th percentile {ninetieth:.2f}",
+                end="",
+            )
+
+
+def test_the_noise_is_scaled_to_one_person_and_unbiased_for_larger_groups():
+    people = [noise.Person(mood=1 + i % 5, stress=2, energy=4, answers=1, sentiment="neutral") for i in range(200)]
+    releases = [noise.release(people) for _ in range(100)]
+    assert abs(statistics.mean(release.respondents for release in releases) - 200) < 3
+    assert abs(statistics.mean(release.mood_average for release in releases) - 3.0) < 0.05
+    assert abs(statistics.mean(release.energy_average for release in releases) - 4.0) < 0.1
+    assert sum(noise.BUDGET.values()) == 1
+    assert noise.scale("mood") == (noise.HIGHEST - noise.CENTRE) / (noise.BUDGET["mood"] * noise.EPSILON)
