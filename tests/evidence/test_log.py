@@ -106,7 +106,8 @@ def test_verification_decisions_and_attestation_answers_are_logged(client, make)
     assert client.post(attestation["url"], json=answer).status_code == 200
     events = events_of(client, admin, subjectId=act_id)
     assert [e["type"] for e in events] == ["act.recorded", "verification.decided", "attestation.answered"]
-    assert events[1]["actorId"] == manager.user.id and events[1]["data"] == {"level": 3, "decision": "approve"}
+    assert events[1]["actorId"] == manager.user.id
+    assert events[1]["data"] == {"level": 3, "decision": "approve", "authority": "manager"}
     assert events[2]["actorId"] is None
     assert events[2]["data"] == {"attestationId": attestation["id"], "level": 5, "decision": "confirm"}
     assert "Priya" not in json.dumps(events) and "private statement" not in json.dumps(events)

@@ -27,9 +27,11 @@ def call(client, key, headers):
 def test_the_spec_secures_everything_but_health_sign_up_sign_in_webhooks_and_attestations():
     # An attester has no account: the single-use token in the path is the credential. The
     # evidence keys are public: an auditor checks bundles and exports with them, without an account.
+    # Single sign-on begins without a session, and its callback is proven by the single-use state.
     open_operations = sorted(key for key, operation in spec.operations().items() if operation.get("security") == [])
     assert open_operations == [
-        ("GET", "/api/attestations/{token}"), ("GET", "/api/evidence/keys"), ("GET", "/api/health"),
+        ("GET", "/api/attestations/{token}"), ("GET", "/api/auth/sso/callback"), ("GET", "/api/auth/sso/start"),
+        ("GET", "/api/evidence/keys"), ("GET", "/api/health"),
         ("POST", "/api/attestations/{token}"), ("POST", "/api/auth/sign-in"), ("POST", "/api/auth/sign-up"),
         ("POST", "/webhooks/auth"), ("POST", "/webhooks/payments"),
     ]
@@ -50,7 +52,13 @@ def test_secured_operations_refuse_bad_credentials(client, make, db, runtime, ke
         {"Authorization": f"Bearer {deactivated.token[:-1]}"},  # one character short of a real token
     ):
         runtime.limiter.reset()  # theme generation allows 5 a minute, even to the unauthenticated
-        assert_envelope(call(client, key, headers), 401, "unauthenticated")
+        response = call(client, key, headers)
+        if key[1].startswith("/scim/v2"):
+            # A session, revoked or not, is no SCIM credential; SCIM answers in its own error body.
+            assert (response.status_code, response.json()["status"]) == (401, "401"), response.text
+            assert response.json()["schemas"] == ["urn:ietf:params:scim:api:messages:2.0:Error"]
+        else:
+            assert_envelope(response, 401, "unauthenticated")
 
 
 def test_guessing_one_accounts_password_is_throttled_whatever_the_spelling_of_the_email(client, make):
