@@ -154,14 +154,28 @@ def test_0014_keeps_existing_hours_and_logs_every_counted_fact(empty_database):
                 recipient_name="Private Shelter", status="pending", created_at=DAY, updated_at=DAY,
             )
         )
+        # A week published before noise: 0017 turns its sums into the averages it was served with.
+        connection.execute(
+            insert(tables.tables["wellbeing_weeks"]).values(
+                organization_id=ids["org"], week_start=DAY.date(), revision=1, published_at=DAY, respondents=5,
+                responses=6, mood_total=21, stress_total=13, energy_total=0, energy_responses=0,
+                positive=1, neutral=0, negative=0,
+            )
+        )
     upgrade(empty_database, "0014")
     with Session(engine) as session:
         result = evidence.verify(session, organization_id=ids["org"])
         events, _ = evidence.list_events(session, organization_id=ids["org"])
     engine.dispose()
     assert result["intact"] and result["consistent"], result["mismatches"]
-    assert [e["type"] for e in events] == ["imported"] * 3
-    act, check_in, donation = (e["data"] for e in events)
+    assert [e["type"] for e in events] == ["imported"] * 4
+    act, check_in, donation, week = (e["data"] for e in events)
     assert act["decisions"] == {"3": "approve"} and act["recordedAt"] == "2026-03-02T09:00:00.000000Z"
     assert check_in["hours"] == 336.0 and check_in["userId"] == ids["user"]
     assert donation == {"recordedAt": "2026-03-02T09:00:00.000000Z", "amount": 1500, "currency": "EUR", "status": "pending"}
+    # The week in the shape of its `wellbeing.published` event, as published (no noise then).
+    assert week == {
+        "weekStart": "2026-03-02", "revision": 1, "respondents": 5, "responses": 6,
+        "averages": {"mood": 3.5, "stress": 2.17, "energy": None}, "energyRespondents": None,
+        "sentiment": {"positive": 1, "neutral": 0, "negative": 0}, "privacy": {"epsilon": None, "mechanism": None},
+    }
