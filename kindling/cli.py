@@ -33,12 +33,17 @@ def main(argv: list[str] | None = None) -> int:
         metavar="BASE64",
         help="a key of GET /api/evidence/keys to check the signature with (repeat for rotated keys)",
     )
+    verify.add_argument("--keys", metavar="FILE", help="a saved answer of GET /api/evidence/keys, instead of --public-key")
+    verify.add_argument("--checkpoint", metavar="FILE", help="a signed checkpoint the bundle must hold (GET /api/evidence/checkpoints)")
+    verify.add_argument("--report", metavar="FILE", help="a JSON compliance export whose every figure is recomputed from the bundle")
     args = parser.parse_args(argv)
     if args.command == "evidence":
         # Offline: no settings, no database.
         from kindling.evidence.verify_command import verify_bundle_file
 
-        return verify_bundle_file(args.bundle, args.public_key)
+        return verify_bundle_file(
+            args.bundle, args.public_key, keys_file=args.keys, checkpoint=args.checkpoint, report=args.report
+        )
 
     try:
         settings = Settings.from_env()
@@ -58,11 +63,15 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _worker(settings: Settings):
-    """The worker loop: webhook delivery, and the retention of wellbeing comments."""
+    """The worker loop: webhook delivery, the evidence checkpoints and the retention of wellbeing comments."""
     from kindling.webhooks.delivery import Worker
     from kindling.wellbeing import retention
 
-    return Worker(settings, chores=[retention.chore(settings.wellbeing_comment_retention_days)])
+    return Worker(
+        settings,
+        tasks=_worker_tasks(settings),
+        chores=[retention.chore(settings.wellbeing_comment_retention_days)],
+    )
 
 
 def _work(settings: Settings, *, once: bool) -> int:
@@ -71,6 +80,17 @@ def _work(settings: Settings, *, once: bool) -> int:
         signal.signal(signum, lambda *_: worker.stop())
     worker.run(once=once)
     return 0
+
+
+def _worker_tasks(settings: Settings) -> tuple:
+    """The hourly evidence checkpoints, when this process signs with the key the server lists."""
+    from kindling.evidence.checkpoints import Checkpointer
+    from kindling.evidence.keys import embedded_key_path, make_signer
+
+    if settings.evidence_signing_key is None and embedded_key_path(settings.database_url) is None:
+        return ()  # a key of this process only: its checkpoints would verify with no listed key
+    signer = make_signer(settings.evidence_signing_key, settings.evidence_previous_keys, settings.database_url)
+    return (lambda session_factory: Checkpointer(session_factory, signer),)
 
 
 def _exit(*_) -> None:

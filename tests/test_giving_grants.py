@@ -15,7 +15,7 @@ RECIPIENT = {"name": "River Trust", "registrationNumber": "1100"}
 def volunteer(make, admin, account, opportunities: int = 3, *, verified: bool = True) -> list:
     """`account`'s check-ins at new two-hour opportunities, verified (inside the fence) or not."""
     where = CENTRE if verified else north_of(CENTRE, 5000)
-    return [make.check_in(account, make.opportunity(admin), where) for _ in range(opportunities)]
+    return [make.volunteered(account, make.opportunity(admin), where) for _ in range(opportunities)]
 
 
 def ask(client, account, program, hours, **fields):

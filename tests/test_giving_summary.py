@@ -45,7 +45,7 @@ def test_the_summary_adds_up_a_programs_period(client, make, db):
     client.post(f"/api/giving/requests/{bob_first}/payout", json={"reference": "PAY-7"}, headers=admin.headers)
     client.post(f"/api/giving/requests/{bob_second}/decision", json={"decision": "decline", "reason": "Ineligible charity"}, headers=admin.headers)
     grants = make.grant_program(admin, rate_per_hour=1000, budget=None)
-    make.check_in(carol, make.opportunity(admin), CENTRE)
+    make.volunteered(carol, make.opportunity(admin), CENTRE)
     grant = client.post("/api/giving/grants", json={"programId": grants.id, "recipient": {"name": "Parks"}, "hours": 1.5}, headers=carol.headers)
     assert grant.status_code == 201, grant.text
 
@@ -105,7 +105,7 @@ def test_reports_and_the_portfolio_count_the_companys_giving(client, make, db):
         client.post(f"/api/giving/requests/{request['id']}/decision", json={"decision": "approve"}, headers=admin.headers)
     client.post(f"/api/giving/requests/{first['id']}/payout", json={"reference": "SEPA-1"}, headers=admin.headers)
     grants = make.grant_program(admin, rate_per_hour=1000)
-    make.check_in(member, make.opportunity(admin), CENTRE)
+    make.volunteered(member, make.opportunity(admin), CENTRE)
     client.post("/api/giving/grants", json={"programId": grants.id, "recipient": {"name": "Parks"}, "hours": 2}, headers=member.headers)
 
     for framework, matched, granted in (

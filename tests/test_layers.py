@@ -71,7 +71,7 @@ def _crossings(importer: Callable[[str], bool], imported: Callable[[str], bool])
 SLICES = {
     "platform": set(),
     "themes": set(),
-    "evidence": set(),
+    "evidence": {"webhooks"},
     "accounts": {"evidence"},
     "wellbeing": {"evidence"},
     "webhooks": set(),
@@ -90,7 +90,15 @@ MODULES = {"kindling.webhooks.inbound": {"accounts", "donations"}}
 # What every package may import: the root modules below every slice.
 ROOT = {"kindling", "kindling.errors", "kindling.config"}
 # The offline verifier runs with these alone, and the theme engine is pure.
-SELF_CONTAINED = ("kindling.evidence.chain", "kindling.evidence.keys", "kindling.evidence.verify_command", "kindling.themes")
+SELF_CONTAINED = (
+    "kindling.evidence.chain",
+    "kindling.evidence.keys",
+    "kindling.evidence.replay",
+    "kindling.evidence.report_check",
+    "kindling.evidence.verify_command",
+    "kindling.platform.money",
+    "kindling.themes",
+)
 
 
 def _slice(name: str) -> str | None:

@@ -19,7 +19,7 @@ from kindling.accounts.scim.models import ScimUser
 from kindling.donations import giving
 from kindling.donations import service as donations
 from kindling.donations.models import GivingRequest
-from kindling.evidence.chain import verify_bundle
+from kindling.evidence.chain import decode_public_key, verify_bundle
 from kindling.platform.base import utcnow
 from kindling.platform.cache import MemoryCache
 from kindling.platform.database import make_engine, make_session_factory, upgrade
@@ -109,7 +109,8 @@ def test_erasure_keeps_ids_counts_and_the_chain(client, make, db):
     assert [(e["type"], e["subject"], e["actorId"], e["data"]) for e in events if e["type"] == "member.erased"] == [
         ("member.erased", {"kind": "member", "id": member.user.id}, admin.user.id, {})
     ]
-    assert verify_bundle(bundle).intact
+    keys = [decode_public_key(key["publicKey"]) for key in client.get("/api/evidence/keys").json()["data"]]
+    assert verify_bundle(bundle, keys).intact
     # Irreversible, and only once.
     assert_envelope(client.post(f"/api/organization/members/{member.user.id}/erase", headers=admin.headers), 404)
 

@@ -14,7 +14,7 @@ from kindling.volunteering.models import CheckIn
 from tests.factories.principals import principal
 from tests.factories.volunteering import CENTRE, north_of
 
-CHECK_IN_FIELDS = {"id", "opportunityId", "userId", "checkedInAt", "distanceMeters", "verified", "evidence", "hours"}
+CHECK_IN_FIELDS = {"id", "opportunityId", "userId", "checkedInAt", "checkedOutAt", "distanceMeters", "verified", "evidence", "hours"}
 
 
 def iso(moment: dt.datetime) -> str:
@@ -117,7 +117,7 @@ def test_check_in_inside_the_fence_is_verified(client, make, db):
     assert body["opportunityId"] == opportunity.id and body["userId"] == member.user.id
     assert body["verified"] is True
     assert body["distanceMeters"] == pytest.approx(50, abs=0.01)
-    assert body["hours"] == 2
+    assert body["hours"] == 0 and body["checkedOutAt"] is None
     detail = client.get(f"/api/volunteer/{opportunity.id}", headers=member.headers).json()["data"]
     assert detail["ownCheckIn"] == body
     assert "checkIns" not in detail

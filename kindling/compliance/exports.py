@@ -10,7 +10,9 @@ from sqlalchemy.orm import Session
 
 from kindling.compliance.report import Report
 from kindling.compliance.reports import build_report
+from kindling.evidence import checkpoints
 from kindling.evidence import log as evidence
+from kindling.evidence.chain import export_statement
 from kindling.evidence.keys import Signer
 from kindling.platform import periods
 from kindling.platform.exports import ExportFile, csv_text
@@ -20,6 +22,15 @@ CSV_HEADER = (
     "Code", "Title", "Value", "Unit", "Evidence Verified", "Evidence Total",
 )
 MEDIA_TYPES = {"csv": "text/csv; charset=utf-8", "json": "application/json", "pdf": "application/pdf"}
+
+
+def checked_report(
+    db: Session, *, organization_id: str, framework_id: str, period: str = periods.DEFAULT_PERIOD
+) -> tuple[Report, dict]:
+    """The report and the evidence head it was computed at, refused while the log is broken or
+    the records contradict it (docs/evidence.md)."""
+    head = evidence.require_consistent(db, organization_id=organization_id)
+    return build_report(db, organization_id=organization_id, framework_id=framework_id, period=period), head
 
 
 def report_document(report: Report) -> dict:
@@ -56,13 +67,19 @@ def export_report(
     now: dt.datetime | None = None,
 ) -> ExportFile:
     """The report as a CSV, JSON or PDF file, stating the evidence head it was computed at and
-    signed over its exact bytes (docs/evidence.md)."""
-    head = evidence.head(db, organization_id=organization_id)
+    signed over that head and its exact bytes (docs/evidence.md); refused while the log is
+    broken or the records contradict it."""
+    head = evidence.require_consistent(db, organization_id=organization_id)
+    checkpoints.record(db, signer, organization_id=organization_id, head=head)
     report = build_report(db, organization_id=organization_id, framework_id=framework_id, period=period, now=now)
     if file_format == "csv":
         content = report_csv(report).encode()
     elif file_format == "json":
-        content = json.dumps({"data": {**report_document(report), "evidenceHead": head}}, ensure_ascii=False).encode()
+        document = report_document(report)
+        # Each figure names its metric, so `kindling evidence verify --report` recomputes it (docs/evidence.md).
+        for indicator, line in zip(document["indicators"], report.lines, strict=True):
+            indicator["metric"] = line.metric
+        content = json.dumps({"data": {**document, "evidenceHead": head}}, ensure_ascii=False).encode()
     else:
         # reportlab takes a tenth of a second to import: every server start would pay for it.
         from kindling.compliance.pdf import report_pdf
@@ -70,9 +87,13 @@ def export_report(
         content = report_pdf(report, evidence_head=head, key_id=signer.key_id)
     window = report.window
     name = f"kindling-{report.framework.id}-{report.organization.slug}-{window.period}-{window.end:%Y-%m-%d}.{file_format}"
+    statement = export_statement(
+        organization_id=organization_id, framework=report.framework.id, period=window.period, file_format=file_format,
+        head=head, body=content,
+    )
     signature = (
         ("Kindling-Evidence-Head", f"{head['seq']}:{head['hash']}"),
-        ("Kindling-Signature", signer.signature_header(content)),
+        ("Kindling-Signature", signer.signature_header(statement)),
     )
     return ExportFile(filename=name, media_type=MEDIA_TYPES[file_format], content=content, extra_headers=signature)
 

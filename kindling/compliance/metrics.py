@@ -163,7 +163,8 @@ def _check_ins(ids: list[str], window: Window) -> Select:
             CheckIn.organization_id,
             func.count().label("check_ins"),
             func.count().filter(CheckIn.verified).label("verified"),
-            func.sum(CheckIn.hours).filter(CheckIn.verified).label("hours"),
+            # In hundredths, as each check-in's hours are: the sum is exact (docs/evidence.md).
+            func.sum(func.round(CheckIn.hours * 100)).filter(CheckIn.verified).label("hours"),
             func.count(func.distinct(CheckIn.user_id)).filter(CheckIn.verified).label("participants"),
         )
         .where(
@@ -227,7 +228,7 @@ def _activity(row) -> Activity:
         kindness=Evidence(verified_acts, acts),
         kindness_by_category=by_category,
         check_ins=Evidence(verified, check_ins),
-        volunteer_hours=float(hours),
+        volunteer_hours=float(Decimal(int(hours)) / 100),
         volunteer_participants=participants,
         donations=Evidence(succeeded, donations),
         donated_minor_units=int(amount),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import logging
 
 from sqlalchemy import select
@@ -38,6 +39,7 @@ def create_donation(
     recipient_name: str,
     recipient_registration_number: str | None = None,
     note: str | None = None,
+    created_at: dt.datetime | None = None,
 ) -> Donation:
     """A pending donation in the organization's currency; only the payment webhook settles it."""
     organization = db.get_one(Organization, caller.member_of)
@@ -52,9 +54,24 @@ def create_donation(
         recipient_registration_number=_blank_to_none(recipient_registration_number),
         note=_blank_to_none(note),
         status="pending",
+        created_at=created_at or utcnow(),
     )
+    donation.updated_at = donation.created_at
     db.add(donation)
     db.flush()
+    evidence.append(
+        db,
+        organization_id=donation.organization_id,
+        type=evidence.DONATION_RECORDED,
+        subject=("donation", donation.id),
+        actor_id=caller.user_id,
+        data={
+            "amount": donation.amount,
+            "currency": donation.currency,
+            "status": donation.status,
+            "createdAt": evidence.timestamp(donation.created_at),
+        },
+    )
     return donation
 
 

@@ -8,6 +8,7 @@ import dataclasses
 import datetime as dt
 import hashlib
 import json
+import re
 import typing
 from collections.abc import Iterable
 
@@ -160,42 +161,174 @@ class BundleError(ValueError):
     """A bundle that does not verify; the message is one line saying why."""
 
 
+def strict_json(text: bytes) -> object:
+    """JSON parsed with no room for two readings: a member name twice in one object (where readers
+    disagree on which one wins), NaN or Infinity is refused with BundleError; malformed JSON
+    raises ValueError."""
+
+    def members(pairs: list[tuple[str, object]]) -> dict:
+        names = [name for name, _ in pairs]
+        if len(set(names)) != len(names):
+            duplicated = next(name for name in names if names.count(name) > 1)
+            raise BundleError(f"the member name {duplicated!r} appears twice in one object")
+        return dict(pairs)
+
+    def constant(name: str) -> object:
+        raise BundleError(f"{name} is not JSON")
+
+    return json.loads(text, object_pairs_hook=members, parse_constant=constant)
+
+
+BUNDLE_MEMBERS = frozenset({"organizationId", "prevHash", "events", "head", "signedAt", "signature"})
+EVENT_MEMBERS = frozenset((*HASHED_MEMBERS, "hash"))
+CHECKPOINT_MEMBERS = frozenset({"organizationId", "seq", "hash", "at", "signature"})
+_HEX64 = re.compile(r"[0-9a-f]{64}")
+_TIME = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{6}Z")
+
+
+def _members(value: object, names: frozenset, what: str) -> dict:
+    """`value` as an object with exactly the members `names`; BundleError otherwise."""
+    if not isinstance(value, dict):
+        raise BundleError(f"{what} is not a JSON object")
+    if value.keys() != names:
+        extra, missing = sorted(value.keys() - names), sorted(names - value.keys())
+        raise BundleError(f"{what} has {'members ' + ', '.join(extra) + ' it should not' if extra else ''}"
+                          f"{' and ' if extra and missing else ''}{'no ' + ', '.join(missing) if missing else ''}")
+    return value
+
+
+def _seq(value: object, what: str) -> int:
+    if type(value) is not int or not 0 <= value <= _SAFE_INTEGER:
+        raise BundleError(f"{what} is not a whole number from 0 to 2^53 - 1")
+    return value
+
+
+def _hash(value: object, what: str) -> str:
+    if type(value) is not str or not _HEX64.fullmatch(value):
+        raise BundleError(f"{what} is not 64 lowercase hex digits")
+    return value
+
+
+def _check_event(event: object, organization_id: str, position: int) -> None:
+    """An event has the nine members, each of its type, and belongs to the bundle's organization."""
+    what = f"event {position + 1} of the file"
+    event = _members(event, EVENT_MEMBERS, what)
+    _seq(event["seq"], f"{what}: seq")
+    _members(event["subject"], frozenset({"kind", "id"}), f"{what}: subject")
+    if not all(type(event["subject"][name]) is str for name in ("kind", "id")):
+        raise BundleError(f"{what}: subject kind and id must be strings")
+    if type(event["type"]) is not str or not (event["actorId"] is None or type(event["actorId"]) is str):
+        raise BundleError(f"{what}: type must be a string and actorId a string or null")
+    if not isinstance(event["data"], dict):
+        raise BundleError(f"{what}: data is not a JSON object")
+    if type(event["occurredAt"]) is not str or not _TIME.fullmatch(event["occurredAt"]):
+        raise BundleError(f"{what}: occurredAt is not YYYY-MM-DDTHH:MM:SS.ffffffZ")
+    _hash(event["prevHash"], f"{what}: prevHash")
+    _hash(event["hash"], f"{what}: hash")
+    if event["organizationId"] != organization_id:
+        raise BundleError(f"seq {event['seq']} belongs to another organization")
+
+
+# The members of what a compliance export's signature is over, in the order its header names them.
+EXPORT_STATEMENT_MEMBERS = ("organizationId", "framework", "period", "format", "evidenceHead", "digest")
+
+
+def export_statement(*, organization_id: str, framework: str, period: str, file_format: str, head: dict, body: bytes) -> dict:
+    """What a compliance export's signature covers: the report's identity, its evidence head and
+    the hex SHA-256 of its exact bytes, so no part of it can be swapped for another's."""
+    return {
+        "organizationId": organization_id,
+        "framework": framework,
+        "period": period,
+        "format": file_format,
+        "evidenceHead": {"seq": head["seq"], "hash": head["hash"]},
+        "digest": hashlib.sha256(body).hexdigest(),
+    }
+
+
 def signed_bytes(bundle: dict) -> bytes:
     """What a bundle's signature is over: the RFC 8785 canonical JSON of the bundle without `signature`."""
     return canonical({name: value for name, value in bundle.items() if name != "signature"})
 
 
-def verify_bundle(bundle: dict, public_keys: Iterable[bytes] = ()) -> ChainCheck:
-    """Check a bundle's chain, every hash, its head and, given public keys, its signature.
+def _verify_signature(signature: object, message: bytes, keys: dict[str, bytes], what: str) -> str:
+    """Check `signature` `{keyId, algorithm, value}` over `message` with the key it names; its key id."""
+    signature = _members(signature, frozenset({"keyId", "algorithm", "value"}), f"{what}'s signature")
+    if signature["algorithm"] != ALGORITHM:
+        raise BundleError(f"unsupported signature algorithm {signature['algorithm']!r}")
+    public_key = keys.get(signature["keyId"]) if type(signature["keyId"]) is str else None
+    if public_key is None:
+        raise BundleError(f"{what} is signed with key {signature['keyId']}, which is not among the given public keys")
+    try:
+        value = base64.b64decode(signature["value"], validate=True)
+        Ed25519PublicKey.from_public_bytes(public_key).verify(value, message)
+    except (binascii.Error, InvalidSignature, TypeError, ValueError):
+        raise BundleError(f"the {what}'s signature does not verify with key {signature['keyId']}") from None
+    return signature["keyId"]
+
+
+def verify_bundle(bundle: object, public_keys: Iterable[bytes]) -> ChainCheck:
+    """Check a bundle's members, chain, every hash, its head and its signature by one of `public_keys`.
 
     Raises BundleError naming the first fault; returns the chain check when all is well.
     """
-    try:
-        events = bundle["events"]
-        head = bundle["head"]
-        signature = bundle["signature"]
-        if not isinstance(signature, dict) or not isinstance(events, list):
-            raise TypeError("signature must be an object and events a list")
-        check = ChainCheck(prev_hash=bundle["prevHash"], last_seq=(events[0]["seq"] - 1) if events else head["seq"])
-        for event in events:
-            if event["organizationId"] != bundle["organizationId"]:
-                raise BundleError(f"seq {event['seq']} belongs to another organization")
-            check.add(event)
-        check.end(head["seq"], head["hash"])
-    except (KeyError, TypeError, IndexError) as exc:
-        raise BundleError(f"not an evidence bundle: {type(exc).__name__} {exc}") from None
+    keys = {key_id(key): key for key in public_keys}
+    if not keys:
+        raise BundleError("no public key given: nothing can be vouched for")
+    bundle = _members(bundle, BUNDLE_MEMBERS, "the bundle")
+    if type(bundle["organizationId"]) is not str or type(bundle["signedAt"]) is not str:
+        raise BundleError("the bundle's organizationId and signedAt must be strings")
+    events = bundle["events"]
+    if not isinstance(events, list):
+        raise BundleError("the bundle's events are not a list")
+    head = _members(bundle["head"], frozenset({"seq", "hash"}), "the bundle's head")
+    _seq(head["seq"], "the head's seq")
+    _hash(head["hash"], "the head's hash")
+    # Events are checked in the order the file holds them: a file out of seq order is broken.
+    for position, event in enumerate(events):
+        _check_event(event, bundle["organizationId"], position)
+    check = ChainCheck(prev_hash=_hash(bundle["prevHash"], "prevHash"), last_seq=(events[0]["seq"] - 1) if events else head["seq"])
+    for event in events:
+        check.add(event)
+    check.end(head["seq"], head["hash"])
     if not check.intact:
         raise BundleError(f"chain broken at seq {check.first_broken_seq}: {check.fault}")
-    keys = {key_id(key): key for key in public_keys}
-    if keys:
-        if signature.get("algorithm") != ALGORITHM:
-            raise BundleError(f"unsupported signature algorithm {signature.get('algorithm')!r}")
-        public_key = keys.get(str(signature.get("keyId")))
-        if public_key is None:
-            raise BundleError(f"signed with key {signature.get('keyId')}, which is not among the given public keys")
-        try:
-            value = base64.b64decode(signature["value"], validate=True)
-            Ed25519PublicKey.from_public_bytes(public_key).verify(value, signed_bytes(bundle))
-        except (binascii.Error, InvalidSignature, KeyError, TypeError):
-            raise BundleError(f"the signature does not verify with key {signature.get('keyId')}") from None
+    _verify_signature(bundle["signature"], signed_bytes(bundle), keys, "bundle")
     return check
+
+
+def is_excerpt(bundle: dict) -> bool:
+    """Whether the bundle starts after the log's first event rather than at the genesis."""
+    first = bundle["events"][0]["seq"] if bundle["events"] else bundle["head"]["seq"] + 1
+    return bundle["prevHash"] != GENESIS_HASH or first != 1
+
+
+def checkpoint_statement(checkpoint: dict) -> bytes:
+    """What a checkpoint's signature is over: the canonical JSON of `{organizationId, seq, hash, at}`."""
+    return canonical({name: checkpoint[name] for name in ("organizationId", "seq", "hash", "at")})
+
+
+def verify_checkpoint(bundle: dict, checkpoint: object, public_keys: Iterable[bytes]) -> None:
+    """Check a signed checkpoint and that the (verified) bundle holds the chain it vouches for:
+    a shortened or rewritten log fails here. Raises BundleError."""
+    keys = {key_id(key): key for key in public_keys}
+    checkpoint = _members(checkpoint, CHECKPOINT_MEMBERS, "the checkpoint")
+    seq, hash_ = _seq(checkpoint["seq"], "the checkpoint's seq"), _hash(checkpoint["hash"], "the checkpoint's hash")
+    if type(checkpoint["at"]) is not str or checkpoint["organizationId"] != bundle["organizationId"]:
+        raise BundleError("the checkpoint is of another organization, or its time is not a string")
+    _verify_signature(checkpoint["signature"], checkpoint_statement(checkpoint), keys, "checkpoint")
+    head = bundle["head"]
+    if seq > head["seq"]:
+        raise BundleError(f"the bundle ends at seq {head['seq']}, before the checkpoint's seq {seq}: the log was shortened")
+    events = bundle["events"]
+    first = events[0]["seq"] if events else head["seq"] + 1
+    if seq == 0:
+        found = GENESIS_HASH
+    elif seq == first - 1:
+        found = bundle["prevHash"]
+    elif seq >= first:
+        found = events[seq - first]["hash"]
+    else:
+        raise BundleError(f"the excerpt starts at seq {first}, after the checkpoint's seq {seq}: give a bundle that holds it")
+    if found != hash_:
+        raise BundleError(f"seq {seq} has hash {found}, not the checkpoint's {hash_}: the log was rewritten")

@@ -5,7 +5,6 @@ from __future__ import annotations
 import base64
 import binascii
 import dataclasses
-import hashlib
 import logging
 import os
 import pathlib
@@ -14,7 +13,7 @@ import tempfile
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
-from kindling.evidence.chain import ALGORITHM, decode_public_key, key_id
+from kindling.evidence.chain import ALGORITHM, canonical, decode_public_key, key_id
 
 log = logging.getLogger(__name__)
 
@@ -67,10 +66,16 @@ class Signer:
         """The base64 Ed25519 signature of `data`."""
         return base64.b64encode(self.private_key.sign(data)).decode()
 
-    def signature_header(self, body: bytes) -> str:
-        """`Kindling-Signature` of a response body: the signature of its 32-byte SHA-256 digest."""
-        digest = hashlib.sha256(body).digest()
-        return f"keyId={self.key_id}, algorithm={ALGORITHM}, digest=sha256:{digest.hex()}, value={self.sign(digest)}"
+    def signature_header(self, statement: dict) -> str:
+        """`Kindling-Signature` of a compliance export: the members of its statement
+        (`export_statement`) and the signature of the statement's canonical JSON."""
+        head = statement["evidenceHead"]
+        return (
+            f"keyId={self.key_id}, algorithm={ALGORITHM}, organizationId={statement['organizationId']}, "
+            f"framework={statement['framework']}, period={statement['period']}, format={statement['format']}, "
+            f"evidenceHead={head['seq']}:{head['hash']}, digest=sha256:{statement['digest']}, "
+            f"value={self.sign(canonical(statement))}"
+        )
 
     def listed_keys(self) -> list[dict]:
         """The current key first, then every previous one (so older signatures still verify)."""

@@ -9,28 +9,33 @@ from sqlalchemy import Table, func, insert, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session
 
-from kindling.errors import BadRequest, invalid
+from kindling.errors import BadRequest, Conflict, invalid
+from kindling.evidence import checkpoints
 from kindling.evidence.chain import ALGORITHM, GENESIS_HASH, ChainCheck, event_hash, signed_bytes, timestamp
 from kindling.evidence.keys import Signer
 from kindling.evidence.models import EvidenceEvent, EvidenceHead
+from kindling.evidence.reconcile import reconcile
 from kindling.platform.base import utcnow
 from kindling.platform.pagination import decode_seq_cursor, encode_seq_cursor
 
 # Every event type, here and in openapi.yaml (EvidenceEventType). `data` holds ids, levels,
 # decisions, distances and amounts only: never a name, email, comment or note.
-ACT_RECORDED = "act.recorded"  # {requestedLevel, category}
-ACT_CHANGED = "act.changed"  # {changed: [field…], requestedLevel, category}
+ACT_RECORDED = "act.recorded"  # {requestedLevel, category, contentDigest, createdAt}
+ACT_CHANGED = "act.changed"  # {changed: [field…], requestedLevel, category, contentDigest}
 VERIFICATION_DECIDED = "verification.decided"  # {level, decision}
 ATTESTATION_ANSWERED = "attestation.answered"  # {attestationId, level, decision}
-CHECK_IN_RECORDED = "check_in.recorded"  # {opportunityId, distanceMeters, verified, code?}
-CHECK_IN_APPROVED = "check_in.approved"  # {opportunityId, verified}
+# {opportunityId, distanceMeters, verified, code, checkedInAt, startsAt, endsAt, hours}
+CHECK_IN_RECORDED = "check_in.recorded"
+CHECK_IN_CHECKED_OUT = "check_in.checked_out"  # {opportunityId, checkedOutAt, hours}
+CHECK_IN_APPROVED = "check_in.approved"  # {opportunityId, verified, hours}
+DONATION_RECORDED = "donation.recorded"  # {amount, currency, status, createdAt}
 DONATION_STATUS_SET = "donation.status_set"  # {status, previousStatus, amount, currency, providerEventId, providerEventType}
 # {weekStart, revision, respondents, responses, averages, energyRespondents, sentiment, privacy}: the
 # figures as published, with their noise; actorId null, as no one person publishes them.
 WELLBEING_PUBLISHED = "wellbeing.published"
 # {}: the person's data was erased (subject `member`, their id, which stays as a pseudonym).
 MEMBER_ERASED = "member.erased"
-IMPORTED = "imported"  # a record that existed before the log: {recordedAt, …}
+IMPORTED = "imported"  # a record's facts the log did not hold before: {recordedAt, …}
 # Giving programs (docs/decisions.md §14): money in minor units of `currency`.
 GIVING_PROGRAM_SET = "giving.program_set"  # {version, kind, active, approval, periodStartMonth, perPersonCap, budget, ratioPercent, minimumGift, maximumMatchPerGift, ratePerHour, minimumHours, currency}
 GIVING_REQUESTED = "giving.requested"  # {programId, programVersion, kind, status, reason, amount, computedAmount, capped, currency, donationId | checkInIds, ratioPercent | ratePerHour, hours?}
@@ -52,7 +57,9 @@ EVENT_TYPES = (
     VERIFICATION_DECIDED,
     ATTESTATION_ANSWERED,
     CHECK_IN_RECORDED,
+    CHECK_IN_CHECKED_OUT,
     CHECK_IN_APPROVED,
+    DONATION_RECORDED,
     DONATION_STATUS_SET,
     WELLBEING_PUBLISHED,
     MEMBER_ERASED,
@@ -129,19 +136,22 @@ def append(
             hash=event["hash"],
         )
     )
-    db.execute(update(_heads).where(_heads.c.organization_id == organization_id).values(hash=event["hash"]))
+    # The one change the head row accepts (on PostgreSQL a trigger refuses any other): an advance
+    # to the event just appended.
+    db.execute(update(_heads).where(_heads.c.organization_id == organization_id).values(seq=seq, hash=event["hash"]))
     return event
 
 
 def _advance_head(db: Session, organization_id: str) -> tuple[int, str]:
-    """Take the next seq (locking the head row) and the hash it chains from."""
-    advance = (
+    """The next seq and the hash it chains from, with the head row locked until the transaction ends."""
+    # An update that changes nothing takes the row's lock (SQLite's write lock) at once.
+    lock = (
         update(_heads)
         .where(_heads.c.organization_id == organization_id)
-        .values(seq=_heads.c.seq + 1)
+        .values(seq=_heads.c.seq)
         .returning(_heads.c.seq, _heads.c.hash)
     )
-    row = db.execute(advance).one_or_none()
+    row = db.execute(lock).one_or_none()
     if row is None:
         dialect = postgresql if db.get_bind().dialect.name == "postgresql" else sqlite
         db.execute(
@@ -149,14 +159,8 @@ def _advance_head(db: Session, organization_id: str) -> tuple[int, str]:
             .values(organization_id=organization_id, seq=0, hash=GENESIS_HASH)
             .on_conflict_do_nothing()
         )
-        row = db.execute(advance).one()
-    return row.seq, row.hash
-
-
-def head(db: Session, *, organization_id: str) -> dict:
-    """The organization's chain head `{seq, hash}` (seq 0 and 64 zeros before the first event)."""
-    row = db.execute(select(_heads.c.seq, _heads.c.hash).where(_heads.c.organization_id == organization_id)).one_or_none()
-    return {"seq": row.seq, "hash": row.hash} if row else {"seq": 0, "hash": GENESIS_HASH}
+        row = db.execute(lock).one()
+    return row.seq + 1, row.hash
 
 
 def _range(statement, since: dt.datetime | None, until: dt.datetime | None, location: str):
@@ -213,10 +217,23 @@ def _stream(db: Session, statement):
         }
 
 
+def last_event(db: Session, *, organization_id: str) -> dict:
+    """`{seq, hash}` of the organization's last event, read from the events themselves (seq 0 and
+    64 zeros before the first): the head row alone is never trusted."""
+    row = db.execute(
+        select(_events.c.seq, _events.c.hash)
+        .where(_events.c.organization_id == organization_id)
+        .order_by(_events.c.seq.desc())
+        .limit(1)
+    ).one_or_none()
+    return {"seq": row.seq, "hash": row.hash} if row else {"seq": 0, "hash": GENESIS_HASH}
+
+
 def verify(db: Session, *, organization_id: str) -> dict:
-    """Recompute the organization's chain: `{intact, events, head, firstBrokenSeq}`."""
-    # The head first: events appended while the chain is read lie beyond it and are not read.
-    current = head(db, organization_id=organization_id)
+    """Recompute the organization's chain and reconcile its tables with the state the log implies:
+    `{intact, consistent, events, head, firstBrokenSeq, mismatches, mismatchCount}`."""
+    # The last event first: events appended while the chain is read lie beyond it and are not read.
+    current = last_event(db, organization_id=organization_id)
     check = ChainCheck()
     statement = (
         select(_events)
@@ -226,7 +243,50 @@ def verify(db: Session, *, organization_id: str) -> dict:
     for event in _stream(db, statement):
         check.add(event)
     check.end(current["seq"], current["hash"])
-    return {"intact": check.intact, "events": check.events, "head": current, "firstBrokenSeq": check.first_broken_seq}
+    if check.intact:
+        _check_head_row(db, organization_id, current, check)
+    mismatches, count = reconcile(db, organization_id=organization_id, up_to=current["seq"])
+    return {
+        "intact": check.intact,
+        "consistent": count == 0,
+        "events": check.events,
+        "head": current,
+        "firstBrokenSeq": check.first_broken_seq,
+        "mismatches": mismatches,
+        "mismatchCount": count,
+    }
+
+
+def _check_head_row(db: Session, organization_id: str, last: dict, check: ChainCheck) -> None:
+    """The head row must point at the last event, or at one appended since (its event commits with it)."""
+    row = db.execute(select(_heads.c.seq, _heads.c.hash).where(_heads.c.organization_id == organization_id)).one_or_none()
+    stored = (row.seq, row.hash) if row else (0, GENESIS_HASH)
+    if stored[0] < last["seq"] or (stored[0] == last["seq"] and stored[1] != last["hash"]):
+        check.first_broken_seq, check.fault = last["seq"], "the head row does not point at the last event"
+    elif stored[0] > last["seq"]:
+        there = db.scalar(
+            select(_events.c.hash).where(_events.c.organization_id == organization_id, _events.c.seq == stored[0])
+        )
+        if there != stored[1]:
+            check.first_broken_seq = last["seq"] + 1
+            check.fault = f"the head row points at seq {stored[0]}, but the log ends at seq {last['seq']}"
+
+
+def require_consistent(db: Session, *, organization_id: str) -> dict:
+    """The log's last event, once verify finds the chain intact and the tables consistent with it;
+    409 `evidence_inconsistent` otherwise: Kindling never signs what its own log contradicts."""
+    result = verify(db, organization_id=organization_id)
+    if not (result["intact"] and result["consistent"]):
+        raise Conflict(
+            "The evidence log is broken or the records do not match it: see GET /api/evidence/verify",
+            code="evidence_inconsistent",
+            details={
+                "intact": result["intact"],
+                "firstBrokenSeq": result["firstBrokenSeq"],
+                "mismatchCount": result["mismatchCount"],
+            },
+        )
+    return result["head"]
 
 
 def export(
@@ -237,8 +297,10 @@ def export(
     since: dt.datetime | None = None,
     until: dt.datetime | None = None,
 ) -> dict:
-    """A signed bundle of the organization's events (all, or those in the time range)."""
-    current = head(db, organization_id=organization_id)
+    """A signed bundle of the organization's events (all, or those in the time range), refused
+    while the log is broken or the records contradict it."""
+    current = require_consistent(db, organization_id=organization_id)
+    checkpoints.record(db, signer, organization_id=organization_id, head=current)
     in_log = (_events.c.organization_id == organization_id, _events.c.seq <= current["seq"])
     # Every event from the first to the last in the range, so the excerpt is one unbroken piece
     # of the chain even where clocks of several servers let occurredAt step back.

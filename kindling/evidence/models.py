@@ -7,7 +7,7 @@ import datetime as dt
 from sqlalchemy import JSON, BigInteger, ForeignKey, Index, String
 from sqlalchemy.orm import Mapped, mapped_column
 
-from kindling.platform.base import Base
+from kindling.platform.base import Base, new_id
 
 
 class EvidenceEvent(Base):
@@ -41,3 +41,18 @@ class EvidenceHead(Base):
     organization_id: Mapped[str] = mapped_column(ForeignKey("organizations.id"), primary_key=True)
     seq: Mapped[int] = mapped_column(BigInteger)
     hash: Mapped[str] = mapped_column(String(64))
+
+
+class EvidenceCheckpoint(Base):
+    """A signed statement that an organization's chain had `hash` at `seq` (docs/evidence.md)."""
+
+    __tablename__ = "evidence_checkpoints"
+    __table_args__ = (Index("ix_evidence_checkpoints_organization_id_at", "organization_id", "at", "id"),)
+
+    id: Mapped[str] = mapped_column(String(36), primary_key=True, default=new_id)
+    organization_id: Mapped[str] = mapped_column(ForeignKey("organizations.id"))
+    seq: Mapped[int] = mapped_column(BigInteger)
+    hash: Mapped[str] = mapped_column(String(64))
+    at: Mapped[dt.datetime]
+    key_id: Mapped[str] = mapped_column(String(16))
+    signature: Mapped[str] = mapped_column(String(100))

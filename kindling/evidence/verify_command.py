@@ -1,39 +1,104 @@
-"""`kindling evidence verify`: checks a bundle with no server and no database."""
+"""`kindling evidence verify`: checks a bundle with no server and no database, and says no unless it is sure."""
 
 from __future__ import annotations
 
-import json
 import sys
+from typing import Any
 
-from kindling.evidence.chain import BundleError, decode_public_key, verify_bundle
+from kindling.evidence.chain import (
+    BundleError,
+    decode_public_key,
+    is_excerpt,
+    key_id,
+    strict_json,
+    verify_bundle,
+    verify_checkpoint,
+)
+
+# Exit codes: verified; not verified; nothing checked (bad input, or no key to vouch with).
+VERIFIED, NOT_VERIFIED, UNUSABLE = 0, 1, 2
 
 
-def verify_bundle_file(path: str, public_keys: list[str]) -> int:
-    """Print what the bundle holds and whether it verifies; 0 when it does, 1 when not, 2 for bad input."""
+class Unusable(Exception):
+    """Input the command cannot work with; the message is one line."""
+
+
+def verify_bundle_file(
+    path: str,
+    public_keys: list[str],
+    *,
+    keys_file: str | None = None,
+    checkpoint: str | None = None,
+    report: str | None = None,
+) -> int:
+    """Print what the bundle holds and whether it verifies; 0 when it does, 1 when not, 2 when nothing could be checked."""
     try:
-        keys = [decode_public_key(key) for key in public_keys]
+        keys = [decode_public_key(key) for key in public_keys] + (_keys_from_file(keys_file) if keys_file else [])
+        if not keys:
+            raise Unusable("give --public-key or --keys FILE: without a key nothing can be vouched for")
+        bundle = _read(path)
+        extra = {name: _read(file) for name, file in (("checkpoint", checkpoint), ("report", report)) if file}
+    except BundleError as exc:  # JSON with two readings
+        print(f"NOT VERIFIED: {exc}", file=sys.stderr)
+        return NOT_VERIFIED
+    except Unusable as exc:
+        print(f"kindling: {exc}", file=sys.stderr)
+        return UNUSABLE
     except ValueError as exc:
         print(f"kindling: --public-key: {exc}", file=sys.stderr)
-        return 2
-    try:
-        with open(path, "rb") as file:
-            bundle = json.load(file)
-    except (OSError, ValueError) as exc:
-        print(f"kindling: cannot read {path}: {exc}", file=sys.stderr)
-        return 2
-    if not isinstance(bundle, dict):
-        print(f"kindling: {path} is not an evidence bundle", file=sys.stderr)
-        return 1
+        return UNUSABLE
     try:
         check = verify_bundle(bundle, keys)
+        if "checkpoint" in extra:
+            verify_checkpoint(bundle, extra["checkpoint"], keys)
+        stated = []
+        if "report" in extra:
+            from kindling.evidence.report_check import check_report
+
+            stated = check_report(bundle, extra["report"])
     except BundleError as exc:
         print(f"NOT VERIFIED: {exc}", file=sys.stderr)
-        return 1
-    head = bundle["head"]
-    signature = (
-        f"signature by key {bundle['signature']['keyId']} verified"
-        if keys
-        else f"signature by key {bundle['signature'].get('keyId')} NOT checked (give --public-key)"
+        return NOT_VERIFIED
+    head, events = bundle["head"], bundle["events"]
+    if is_excerpt(bundle):
+        first = events[0]["seq"] if events else head["seq"] + 1
+        held = f"an EXCERPT of {check.events} events, seq {first} to {head['seq']}, chained from hash {bundle['prevHash']}"
+    else:
+        held = f"the whole log up to seq {head['seq']}, {check.events} events"
+    also = "".join(
+        f"; {what} verified" for what, given in (("checkpoint", checkpoint), ("report's figures", report)) if given
+    ) + "".join(f"; {metric} shown as stated (not recomputed)" for metric in stated)
+    print(
+        f"verified: {held} of organization {bundle['organizationId']}, head {head['seq']}:{head['hash']}; "
+        f"signature by key {bundle['signature']['keyId']} verified{also}"
     )
-    print(f"verified: {check.events} events of organization {bundle['organizationId']}, head {head['seq']}:{head['hash']}; {signature}")
-    return 0
+    return VERIFIED
+
+
+def _read(path: str) -> Any:
+    try:
+        with open(path, "rb") as file:
+            return strict_json(file.read())
+    except OSError as exc:
+        raise Unusable(f"cannot read {path}: {exc.strerror}") from None
+    except BundleError:
+        raise
+    except ValueError as exc:
+        raise Unusable(f"cannot read {path}: {exc}") from None
+
+
+def _keys_from_file(path: str) -> list[bytes]:
+    """The keys of a saved `GET /api/evidence/keys` answer, each checked against its key id."""
+    listed = _read(path)
+    entries = listed.get("data") if isinstance(listed, dict) else None
+    if not isinstance(entries, list) or not entries:
+        raise Unusable(f"{path} is not a saved answer of GET /api/evidence/keys")
+    keys = []
+    for entry in entries:
+        if not isinstance(entry, dict) or entry.get("algorithm") != "Ed25519" or type(entry.get("publicKey")) is not str:
+            raise Unusable(f"{path}: every key must be {{keyId, algorithm: Ed25519, publicKey}}")
+        key = decode_public_key(entry["publicKey"])
+        if entry.get("keyId") != key_id(key):
+            raise Unusable(f"{path}: key id {entry.get('keyId')!r} is not the key's (lowercase hex of its SHA-256)")
+        keys.append(key)
+    return keys

@@ -21,6 +21,7 @@ from kindling.accounts.models import Organization
 from kindling.consulting import milestones
 from kindling.errors import BadRequest, Forbidden, NotFound
 from kindling.evidence import log as evidence
+from kindling.evidence import replay
 from kindling.kindness import stats as kindness_stats
 from kindling.kindness import verification_status
 from kindling.kindness.models import KindnessAct, KindnessRecipientTally, KindnessTally
@@ -92,12 +93,22 @@ def create_act(
         type=evidence.ACT_RECORDED,
         subject=("act", act.id),
         actor_id=caller.user_id,
-        data={"requestedLevel": verification_level, "category": category},
+        data={
+            "requestedLevel": verification_level,
+            "category": category,
+            "contentDigest": content_digest(act),
+            "createdAt": evidence.timestamp(created_at),
+        },
     )
     kindness_stats.invalidate_after_commit(db, cache, organization_id)
     total = db.scalar(select(func.sum(KindnessTally.acts)).where(KindnessTally.organization_id == organization_id))
     milestones.record_milestones(db, organization_id=organization_id, kindness_acts_total=total)
     return act
+
+
+def content_digest(act: KindnessAct) -> str:
+    """The act's content as the evidence log fingerprints it (docs/evidence.md)."""
+    return replay.content_digest(act.description, act.category, act.media)
 
 
 def ripple_score(act: KindnessAct | ActRow) -> float:
@@ -160,7 +171,12 @@ def update_act(
             type=evidence.ACT_CHANGED,
             subject=("act", act.id),
             actor_id=caller.user_id,
-            data={"changed": changed, "requestedLevel": act.verification_level, "category": act.category},
+            data={
+                "changed": changed,
+                "requestedLevel": act.verification_level,
+                "category": act.category,
+                "contentDigest": content_digest(act),
+            },
         )
     kindness_stats.invalidate_after_commit(db, cache, caller.member_of)
     return act

@@ -13,6 +13,8 @@ from kindling.platform.base import Base, new_id, utcnow
 class KindnessAct(Base):
     __tablename__ = "kindness_acts"
     __table_args__ = (
+        # Evidence reconciliation reads an organization's records in id order.
+        Index("ix_kindness_acts_organization_id_id", "organization_id", "id"),
         # Newest-first pages and date ranges of one organization (scanned backwards).
         Index("ix_kindness_acts_organization_created", "organization_id", "created_at", "id"),
         # Acts sent by one person: the `userId` filter and the ripple count of a new act.

@@ -23,6 +23,7 @@ from kindling.accounts.models import Organization, User
 from kindling.accounts.sessions import hash_token
 from kindling.errors import BadRequest, Conflict, Forbidden, NotFound, invalid
 from kindling.evidence import log as evidence
+from kindling.evidence import replay
 from kindling.kindness import acts as kindness
 from kindling.kindness import stats as kindness_stats
 from kindling.kindness import verification_status
@@ -277,7 +278,7 @@ def _record(
         # together. The request's transaction is rolled back with the error.
         raise Conflict(f"Level {record.level} of this act is already decided", code="already_decided") from None
     decisions = {**decisions, record.level: record.decision}
-    verified = verification_status.verified_level(decisions)
+    verified = replay.verified_level(decisions)
     if verified != act.verified_level:
         kindness.add_to_category_tally(
             db, act.organization_id, act.category, verification_sum=verified - act.verified_level

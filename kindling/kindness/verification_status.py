@@ -3,6 +3,9 @@
 A level counts only once its evidence is on record (docs/decisions.md §6): the act's verified
 level is the highest level with a confirmation or approval, 1 without any (self-reporting needs
 no evidence). Levels are independent: an approval of level 4 counts without a decision on 2 or 3.
+The recipient's dispute outweighs every approval while it stands: the act counts as level 1 until
+an admin's level-4 decision. The rules live in `kindling.evidence.replay`, which the evidence log's
+replay and the offline verifier use too, so the tables and the log derive a level alike.
 """
 
 from __future__ import annotations
@@ -11,29 +14,20 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session as DbSession
 
 from kindling.accounts.models import User
+from kindling.evidence import replay
 from kindling.kindness.models import KindnessAct
 from kindling.kindness.verification_models import VerificationDecision
 
-POSITIVE = frozenset({"confirm", "approve"})
-# A refusal of level 2 is the recipient disputing the act, directly or through an attestation.
-DISPUTES = frozenset({"dispute", "decline"})
 AWAITING = {2: "recipient", 3: "manager", 4: "admin", 5: "external"}
-
-
-def verified_level(decisions: dict[int, str]) -> int:
-    """The highest level confirmed or approved, 1 when none is."""
-    return max((level for level, decision in decisions.items() if decision in POSITIVE), default=1)
 
 
 def state(*, requested: int, verified: int, decisions: dict[int, str], recipient_is_member: bool) -> tuple[str, str | None]:
     """(status, awaiting) of an act that asks for `requested` and has `verified` on record."""
-    if verified >= requested:
-        return "verified", None
-    if requested in decisions:
-        # The requested level was refused (a confirmation would have verified it): nobody is asked any more.
-        return ("disputed" if requested == 2 else "rejected"), None
-    awaiting = "external" if requested == 2 and not recipient_is_member else AWAITING[requested]
-    return ("disputed" if decisions.get(2) in DISPUTES else "pending"), awaiting
+    status = replay.verification_status(requested=requested, verified=verified, decisions=decisions)
+    if status in ("verified", "rejected") or requested in decisions:
+        # Verified, or refused: nobody is asked any more.
+        return status, None
+    return status, "external" if requested == 2 and not recipient_is_member else AWAITING[requested]
 
 
 def recipient_is_member(db: DbSession, *, organization_id: str, recipient_id: str) -> bool:

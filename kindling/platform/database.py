@@ -11,6 +11,7 @@ import sqlite3
 import typing
 import weakref
 
+import orjson
 import psycopg2
 import psycopg2.extensions as ext
 from sqlalchemy import Connection, CursorResult, Engine, Executable, create_engine, event
@@ -29,7 +30,7 @@ def make_engine(url: str, *, silence_limit: float | None = SILENCE_LIMIT) -> Eng
     """An engine tuned for the dialect the URL names; `silence_limit=None` lets statements run
     as long as they take (bulk seeding, say)."""
     if url.startswith("sqlite"):
-        engine = create_engine(url, connect_args={"check_same_thread": False, "timeout": 30})
+        engine = create_engine(url, connect_args={"check_same_thread": False, "timeout": 30}, json_deserializer=orjson.loads)
         _sqlite_transactions(engine)
         return engine
     # Process-wide, as psycopg2 has it: every PostgreSQL connection of the process waits through it.
@@ -39,6 +40,9 @@ def make_engine(url: str, *, silence_limit: float | None = SILENCE_LIMIT) -> Eng
     # pool checkout, unacknowledged writes and a silent server all give up by then.
     engine = create_engine(
         url,
+        # orjson reads JSON columns several times faster than the standard library: the evidence
+        # log's verification reads the data of every event.
+        json_deserializer=orjson.loads,
         pool_size=10,
         max_overflow=5,
         pool_pre_ping=True,

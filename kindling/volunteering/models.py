@@ -32,13 +32,15 @@ class VolunteerOpportunity(Base):
 
     @property
     def hours(self) -> float:
-        """The opportunity's length, which is what a check-in at it counts for."""
+        """The opportunity's length."""
         return (self.ends_at - self.starts_at).total_seconds() / 3600
 
 
 class CheckIn(Base):
     __tablename__ = "volunteer_check_ins"
     __table_args__ = (
+        # Evidence reconciliation reads an organization's records in id order.
+        Index("ix_volunteer_check_ins_organization_id_id", "organization_id", "id"),
         UniqueConstraint("opportunity_id", "user_id"),
         # Compliance and portfolio reports count check-ins and hours per organization and period.
         Index("ix_volunteer_check_ins_organization_id_checked_in_at", "organization_id", "checked_in_at"),
@@ -62,4 +64,6 @@ class CheckIn(Base):
     approved_at: Mapped[dt.datetime | None]
     approval_note: Mapped[str | None] = mapped_column(String(500))
     verified: Mapped[bool]
-    hours: Mapped[float]
+    # The time the person was there (docs/decisions.md §7): 0 until a check-out or an approval sets it.
+    hours: Mapped[float] = mapped_column(default=0.0)
+    checked_out_at: Mapped[dt.datetime | None]

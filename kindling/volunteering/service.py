@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import math
+from decimal import ROUND_HALF_UP, Decimal
 
 from sqlalchemy import func, select
 from sqlalchemy.exc import IntegrityError
@@ -27,6 +28,8 @@ CHECK_IN_OPENS_BEFORE = dt.timedelta(minutes=30)
 # A poor GPS fix widens the fence, but never by more than this.
 MAX_ACCURACY_ALLOWANCE_METERS = 100.0
 EARLIEST = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
+# Nobody volunteers more than this in one go: a longer stay is a forgotten check-out.
+MAX_HOURS = 12
 
 
 @dataclasses.dataclass(frozen=True)
@@ -177,7 +180,7 @@ def check_in(
         location_verified=location_verified,
         code_verified=code_verified,
         verified=location_verified and (code_verified is True or not opportunity.require_code),
-        hours=opportunity.hours,
+        hours=0.0,
     )
     try:
         with db.begin_nested():
@@ -195,7 +198,52 @@ def check_in(
             "distanceMeters": round(distance, 1),
             "code": code_verified,
             "verified": record.verified,
+            "checkedInAt": evidence.timestamp(now),
+            "startsAt": evidence.timestamp(opportunity.starts_at),
+            "endsAt": evidence.timestamp(opportunity.ends_at),
+            "hours": 0,
         },
+    )
+    return record
+
+
+def hours_between(start: dt.datetime, end: dt.datetime) -> float:
+    """Hours from `start` to `end`, to 2 decimals rounded half up, at most 12 and never negative."""
+    seconds = max(0, min((end - start).total_seconds(), MAX_HOURS * 3600))
+    return float((Decimal(seconds) / 3600).quantize(Decimal("0.01"), ROUND_HALF_UP))
+
+
+def most_hours(record: CheckIn, opportunity: VolunteerOpportunity) -> float:
+    """The most a check-in can count: from check-in (or the start) to the end of the opportunity, at most 12."""
+    return hours_between(max(record.checked_in_at, opportunity.starts_at), opportunity.ends_at)
+
+
+def check_out(db: Session, *, caller: Principal, opportunity_id: str, now: dt.datetime | None = None) -> CheckIn:
+    """The caller leaves: their check-in counts the hours from check-in to now, within the opportunity's window."""
+    opportunity = get_opportunity(db, organization_id=caller.member_of, opportunity_id=opportunity_id)
+    record = db.scalar(
+        select(CheckIn)
+        .where(CheckIn.opportunity_id == opportunity.id, CheckIn.user_id == caller.user_id)
+        .with_for_update()
+        .execution_options(populate_existing=True)
+    )
+    if record is None:
+        raise NotFound("You have not checked in to this opportunity")
+    if record.checked_out_at is not None:
+        raise Conflict("You have already checked out of this opportunity", code="already_checked_out")
+    if record.approved_at is not None and record.hours:
+        raise Conflict("An organiser has already set this check-in's hours", code="hours_already_set")
+    now = now or utcnow()
+    record.checked_out_at = now
+    record.hours = hours_between(max(record.checked_in_at, opportunity.starts_at), min(now, opportunity.ends_at))
+    db.flush()
+    evidence.append(
+        db,
+        organization_id=record.organization_id,
+        type=evidence.CHECK_IN_CHECKED_OUT,
+        subject=("check_in", record.id),
+        actor_id=caller.user_id,
+        data={"opportunityId": opportunity.id, "checkedOutAt": evidence.timestamp(now), "hours": record.hours},
     )
     if record.verified:
         _record_hour_milestones(db, organization_id=record.organization_id)
@@ -203,9 +251,16 @@ def check_in(
 
 
 def approve_check_in(
-    db: Session, *, caller: Principal, opportunity_id: str, check_in_id: str, note: str | None = None
+    db: Session,
+    *,
+    caller: Principal,
+    opportunity_id: str,
+    check_in_id: str,
+    note: str | None = None,
+    hours: float | None = None,
 ) -> CheckIn:
-    """An organiser's approval, which makes an unverified check-in verified evidence."""
+    """An organiser's approval, which makes an unverified check-in verified evidence, and may set
+    the hours of one without a check-out."""
     opportunity = get_opportunity(db, organization_id=caller.member_of, opportunity_id=opportunity_id)
     record = db.get(CheckIn, check_in_id, with_for_update=True, populate_existing=True)
     if record is None or record.opportunity_id != opportunity.id:
@@ -214,6 +269,13 @@ def approve_check_in(
         raise Forbidden("Nobody approves their own check-in", code="own_check_in")
     if record.verified:
         raise Conflict("This check-in is already verified", code="already_verified")
+    if hours is not None:
+        if record.checked_out_at is not None:
+            raise Conflict("The volunteer checked out: the check-in's hours are the time they were there", code="already_checked_out")
+        most = most_hours(record, opportunity)
+        if hours > most:
+            raise invalid("body", "hours", f"must be at most {most:g}: the time from check-in to the end of the opportunity, and at most {MAX_HOURS}")
+        record.hours = float(Decimal(repr(hours)).quantize(Decimal("0.01"), ROUND_HALF_UP))
     record.verified = True
     record.approved_by = caller.user_id
     record.approved_at = utcnow()
@@ -225,7 +287,7 @@ def approve_check_in(
         type=evidence.CHECK_IN_APPROVED,
         subject=("check_in", record.id),
         actor_id=caller.user_id,
-        data={"opportunityId": opportunity.id, "verified": True},
+        data={"opportunityId": opportunity.id, "verified": True, "hours": record.hours},
     )
     _record_hour_milestones(db, organization_id=record.organization_id)
     return record

@@ -269,9 +269,13 @@ def deliver_due(
 class Worker:
     """Delivers due webhooks until stopped: the loop of `kindling worker` and of the embedded thread."""
 
-    def __init__(self, settings: Settings, *, idle_seconds: float = 1.0, chores: Sequence[Chore] = ()) -> None:
+    def __init__(
+        self, settings: Settings, *, idle_seconds: float = 1.0, tasks: tuple = (), chores: Sequence[Chore] = ()
+    ) -> None:
         self.engine = make_engine(settings.database_url)
         self.session_factory = make_session_factory(self.engine)
+        # Periodic work of other slices run between rounds (the evidence checkpoints), given the session factory.
+        self.tasks = tuple(task(self.session_factory) for task in tasks)
         self.policy = DestinationPolicy.from_settings(settings)
         self.idle_seconds = idle_seconds
         self.chores = tuple(chores)
@@ -283,6 +287,8 @@ class Worker:
         """Deliver until `stop()` (or, with `once`, until nothing more is due)."""
         try:
             while not self._stopping.is_set():
+                for task in self.tasks:
+                    task()
                 if self.chores and time.monotonic() >= self._chores_due:
                     self._do_chores()
                 try:

@@ -12,6 +12,7 @@ from sqlalchemy.orm import Session as DbSession
 from kindling.platform.base import utcnow
 from kindling.webhooks.models import WebhookDelivery, WebhookEndpoint, WebhookEvent
 
+EVIDENCE_CHECKPOINT = "evidence.checkpoint"
 EVENT_TYPES = (
     "client.invited",
     "client.accepted",
@@ -21,6 +22,7 @@ EVENT_TYPES = (
     "giving.request.created",
     "giving.request.approved",
     "giving.request.paid",
+    EVIDENCE_CHECKPOINT,
 )
 
 

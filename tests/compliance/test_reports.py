@@ -123,8 +123,7 @@ def test_a_pending_donation_counts_without_evidence_until_it_succeeds(client, ma
     assert report(client, admin)["complianceRate"] == 0.0
     assert indicators(report(client, admin))["201-1"]["evidence"] == {"verified": 0, "total": 1}
 
-    donation.status = "succeeded"
-    db.flush()
+    make.payment(donation, "succeeded")
 
     assert report(client, admin)["complianceRate"] == 100.0
     assert indicators(report(client, admin))["201-1"]["value"] == 25.0

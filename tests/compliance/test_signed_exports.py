@@ -9,9 +9,23 @@ import re
 
 import pypdf
 import pytest
+import rfc8785
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
-SIGNATURE = re.compile(r"keyId=(?P<key_id>[0-9a-f]{16}), algorithm=Ed25519, digest=sha256:(?P<digest>[0-9a-f]{64}), value=(?P<value>\S+)")
+SIGNATURE = re.compile(
+    r"keyId=(?P<key_id>[0-9a-f]{16}), algorithm=Ed25519, organizationId=(?P<organization_id>[0-9a-f-]{36}), "
+    r"framework=(?P<framework>[a-z-]+), period=(?P<period>[a-z]+), format=(?P<format>[a-z]+), "
+    r"evidenceHead=(?P<seq>[0-9]+):(?P<hash>[0-9a-f]{64}), digest=sha256:(?P<digest>[0-9a-f]{64}), value=(?P<value>\S+)"
+)
+
+
+def statement(match, body: bytes) -> bytes:
+    """The canonical JSON the signature is over, rebuilt from the header's members and the body received."""
+    return rfc8785.dumps({
+        "organizationId": match["organization_id"], "framework": match["framework"], "period": match["period"],
+        "format": match["format"], "evidenceHead": {"seq": int(match["seq"]), "hash": match["hash"]},
+        "digest": hashlib.sha256(body).hexdigest(),
+    })
 
 
 def export(client, account, file_format: str):
@@ -24,11 +38,11 @@ def check_signature(client, response) -> str:
     """The signing key's id, once the signature has verified over the exact body received."""
     match = SIGNATURE.fullmatch(response.headers["kindling-signature"])
     assert match is not None, response.headers["kindling-signature"]
-    digest = hashlib.sha256(response.content).digest()
-    assert match["digest"] == digest.hex()
+    assert match["digest"] == hashlib.sha256(response.content).hexdigest()
+    assert response.headers["kindling-evidence-head"] == f"{match['seq']}:{match['hash']}"
     keys = {key["keyId"]: key["publicKey"] for key in client.get("/api/evidence/keys").json()["data"]}
     public_key = Ed25519PublicKey.from_public_bytes(base64.b64decode(keys[match["key_id"]]))
-    public_key.verify(base64.b64decode(match["value"]), digest)  # raises InvalidSignature when it does not
+    public_key.verify(base64.b64decode(match["value"]), statement(match, response.content))  # raises InvalidSignature when it does not
     return match["key_id"]
 
 
@@ -36,7 +50,9 @@ def check_signature(client, response) -> str:
 def test_exports_carry_the_head_and_a_signature_over_their_bytes(client, busy, file_format):
     response = export(client, busy, file_format)
     head = client.get("/api/evidence/verify", headers=busy.headers).json()["head"]
-    assert head["seq"] == 10  # the busy month's 4 acts, the 3 decisions that verified them, 3 check-ins
+    # The busy month's 4 acts and the 3 decisions that verified them, 3 check-ins and their
+    # check-outs, 4 donations and the payment events that settled 3 of them.
+    assert head["seq"] == 20
     assert response.headers["kindling-evidence-head"] == f"{head['seq']}:{head['hash']}"
     check_signature(client, response)
 
@@ -47,9 +63,24 @@ def test_a_changed_byte_no_longer_verifies(client, busy):
     response = export(client, busy, "csv")
     match = SIGNATURE.fullmatch(response.headers["kindling-signature"])
     public_key = Ed25519PublicKey.from_public_bytes(base64.b64decode(client.get("/api/evidence/keys").json()["data"][0]["publicKey"]))
-    altered = hashlib.sha256(response.content.replace(b"gri", b"grj", 1)).digest()
     with pytest.raises(InvalidSignature):
-        public_key.verify(base64.b64decode(match["value"]), altered)
+        public_key.verify(base64.b64decode(match["value"]), statement(match, response.content.replace(b"gri", b"grj", 1)))
+
+
+def test_the_signature_covers_the_head(client, busy):
+    """A CSV's head swapped for an older one, in the header, no longer verifies."""
+    from cryptography.exceptions import InvalidSignature
+
+    response = export(client, busy, "csv")
+    match = SIGNATURE.fullmatch(response.headers["kindling-signature"])
+    public_key = Ed25519PublicKey.from_public_bytes(base64.b64decode(client.get("/api/evidence/keys").json()["data"][0]["publicKey"]))
+    older = client.get("/api/evidence", params={"limit": 3}, headers=busy.headers).json()["data"][-1]
+    swapped = SIGNATURE.fullmatch(
+        response.headers["kindling-signature"].replace(f"{match['seq']}:{match['hash']}", f"{older['seq']}:{older['hash']}")
+    )
+    public_key.verify(base64.b64decode(match["value"]), statement(match, response.content))
+    with pytest.raises(InvalidSignature):
+        public_key.verify(base64.b64decode(swapped["value"]), statement(swapped, response.content))
 
 
 def test_the_json_report_carries_the_head_in_its_body(client, busy):

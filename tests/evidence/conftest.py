@@ -16,7 +16,7 @@ def logged(make):
     member = make.member(admin)
     make.activity.act(admin)
     act = make.activity.act(member, category="community")
-    make.activity.check_in(member, admin)
+    make.check_in(member, make.opportunity(admin))
     make.activity.act(member)
     kindness.update_act(make.db, make.cache, caller=principal(admin), act_id=act.id, verification_level=4)
     return admin

@@ -9,9 +9,12 @@ from sqlalchemy import event, select, text
 
 from kindling.donations import service as donations
 from kindling.evidence import log as evidence
-from kindling.evidence.chain import GENESIS_HASH, event_hash
+from kindling.evidence import replay
+from kindling.evidence.chain import GENESIS_HASH, event_hash, timestamp
 from kindling.evidence.models import EvidenceEvent
 from kindling.kindness import acts as kindness
+from kindling.kindness.models import KindnessAct
+from kindling.volunteering.models import CheckIn
 from tests.factories import donations as payments
 from tests.factories.principals import principal
 from tests.factories.volunteering import CENTRE, north_of
@@ -35,7 +38,10 @@ def test_recording_an_act_appends_its_requested_level(client, make):
     assert recorded["type"] == "act.recorded"
     assert recorded["subject"] == {"kind": "act", "id": act["id"]}
     assert recorded["actorId"] == member.user.id
-    assert recorded["data"] == {"requestedLevel": 3, "category": "community"}
+    assert recorded["data"] == {
+        "requestedLevel": 3, "category": "community", "contentDigest": replay.content_digest("Walked Ana home", "community", []),
+        "createdAt": timestamp(make.db.get(KindnessAct, act["id"]).created_at),
+    }
     assert recorded["hash"] == event_hash(recorded)
 
 
@@ -47,8 +53,9 @@ def test_a_change_of_content_or_level_is_logged_and_a_change_to_nothing_is_not(c
         assert client.put(f"/api/kindness/{act_id}", json=change, headers=admin.headers).status_code == 200
     events = events_of(client, admin, subjectId=act_id)
     assert [e["type"] for e in events] == ["act.recorded", "act.changed", "act.changed"]
-    assert events[1]["data"] == {"changed": ["description"], "requestedLevel": 2, "category": "peer_recognition"}
-    assert events[2]["data"] == {"changed": ["requestedLevel"], "requestedLevel": 4, "category": "peer_recognition"}
+    two_shifts = replay.content_digest("Covered two shifts", "peer_recognition", [])
+    assert events[1]["data"] == {"changed": ["description"], "requestedLevel": 2, "category": "peer_recognition", "contentDigest": two_shifts}
+    assert events[2]["data"] == {"changed": ["requestedLevel"], "requestedLevel": 4, "category": "peer_recognition", "contentDigest": two_shifts}
 
 
 def test_a_check_in_logs_its_distance_and_verdict(client, make, db):
@@ -62,7 +69,11 @@ def test_a_check_in_logs_its_distance_and_verdict(client, make, db):
     assert response.status_code == 201
     [logged] = events_of(client, admin)
     assert logged["type"] == "check_in.recorded" and logged["subject"] == {"kind": "check_in", "id": response.json()["id"]}
-    assert logged["data"] == {"opportunityId": opportunity.id, "distanceMeters": 350.0, "code": None, "verified": False}
+    assert logged["data"] == {
+        "opportunityId": opportunity.id, "distanceMeters": 350.0, "code": None, "verified": False, "hours": 0,
+        "checkedInAt": timestamp(db.get(CheckIn, response.json()["id"]).checked_in_at),
+        "startsAt": timestamp(opportunity.starts_at), "endsAt": timestamp(opportunity.ends_at),
+    }
 
 
 def test_an_organisers_approval_of_a_check_in_is_logged(client, make, db):
@@ -77,7 +88,7 @@ def test_an_organisers_approval_of_a_check_in_is_logged(client, make, db):
     assert client.post(approve, json={"note": "Seen at the door"}, headers=admin.headers).status_code == 200
     approved = events_of(client, admin, subjectId=check_in["id"])[-1]
     assert approved["type"] == "check_in.approved" and approved["actorId"] == admin.user.id
-    assert approved["data"] == {"opportunityId": opportunity.id, "verified": True}
+    assert approved["data"] == {"opportunityId": opportunity.id, "verified": True, "hours": 0}
 
 
 def test_verification_decisions_and_attestation_answers_are_logged(client, make):
@@ -116,7 +127,8 @@ def test_a_payment_event_logs_the_status_with_the_providers_event_id(client, mak
     assert client.post("/webhooks/payments", content=payload, headers=headers).status_code == 200
     # A replay changes nothing, so it logs nothing.
     assert client.post("/webhooks/payments", content=payload, headers=headers).status_code == 200
-    [logged] = events_of(client, admin)
+    recorded, logged = events_of(client, admin)
+    assert recorded["type"] == "donation.recorded"
     assert logged["type"] == "donation.status_set" and logged["actorId"] is None
     assert logged["data"] == {
         "status": "succeeded",
@@ -148,13 +160,17 @@ def test_the_chain_links_every_event_to_the_one_before(client, logged):
         assert after["prevHash"] == before["hash"]
     assert all(e["hash"] == event_hash(e) for e in events)
     verified = client.get("/api/evidence/verify", headers=logged.headers).json()
-    assert verified == {"intact": True, "events": 5, "head": {"seq": 5, "hash": events[-1]["hash"]}, "firstBrokenSeq": None}
+    assert verified == {
+        "intact": True, "consistent": True, "events": 5, "head": {"seq": 5, "hash": events[-1]["hash"]}, "firstBrokenSeq": None,
+        "mismatches": [], "mismatchCount": 0,
+    }
 
 
 def test_an_organization_without_events_verifies_empty(client, make):
     admin = make.admin()
     assert client.get("/api/evidence/verify", headers=admin.headers).json() == {
-        "intact": True, "events": 0, "head": {"seq": 0, "hash": GENESIS_HASH}, "firstBrokenSeq": None
+        "intact": True, "consistent": True, "events": 0, "head": {"seq": 0, "hash": GENESIS_HASH}, "firstBrokenSeq": None,
+        "mismatches": [], "mismatchCount": 0,
     }
 
 
@@ -217,9 +233,9 @@ def test_an_event_is_rolled_back_with_its_change(db, make):
     savepoint = db.begin_nested()
     make.activity.act(admin)
     savepoint.rollback()
-    assert evidence.head(db, organization_id=admin.organization_id) == {"seq": 0, "hash": GENESIS_HASH}
+    assert evidence.last_event(db, organization_id=admin.organization_id) == {"seq": 0, "hash": GENESIS_HASH}
     make.activity.act(admin)
-    assert evidence.head(db, organization_id=admin.organization_id)["seq"] == 1
+    assert evidence.last_event(db, organization_id=admin.organization_id)["seq"] == 1
 
 
 def test_unknown_event_types_are_refused(db, make):
@@ -291,7 +307,7 @@ def test_the_service_only_ever_inserts_into_the_log(client, make, db, runtime):
         client.get(EVENTS, headers=admin.headers)
     finally:
         event.remove(connection.engine, "before_cursor_execute", record)
-    assert statements.count("INSERT") == 4  # the act, its level-2 confirmation, its change, the check-in
+    assert statements.count("INSERT") == 5  # the act, its level-2 confirmation, its change, the check-in, its check-out
     assert set(statements) == {"INSERT", "SELECT"}
 
 

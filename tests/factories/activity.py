@@ -33,20 +33,19 @@ class Activity:
     def check_in(
         self, member: Account, admin: Account, *, days_ago: float = 1, verified: bool = True, hours: float = 2
     ) -> CheckIn:
-        """`member` checks in, at the spot or far from it, to a new `hours`-long opportunity of `admin`'s organization."""
+        """`member` checks in, at the spot or far from it, to a new `hours`-long opportunity of
+        `admin`'s organization, and checks out at its end."""
         moment = _ago(days_ago)
         opportunity = self.make.opportunity(admin, starts_at=moment, ends_at=moment + dt.timedelta(hours=hours))
         position = CENTRE if verified else north_of(CENTRE, FAR_AWAY_METERS)
-        return self.make.check_in(member, opportunity, position, now=moment)
+        self.make.check_in(member, opportunity, position, now=moment)
+        return self.make.check_out(member, opportunity, now=opportunity.ends_at)
 
     def donation(self, account: Account, *, days_ago: float = 1, amount: int = 2500, status: str = "succeeded", currency: str = "USD") -> Donation:
-        """A donation made `days_ago` days ago, now in `status` (as the payment webhook leaves it)."""
-        record = self.make.donation(account, amount=amount, currency=currency)
-        record.created_at = record.updated_at = _ago(days_ago)
-        record.status = status
-        if status == "succeeded":
-            record.succeeded_at = utcnow()
-        self.db.flush()
+        """A donation made `days_ago` days ago, now in `status`, as the payment provider's events leave it."""
+        record = self.make.donation(account, amount=amount, currency=currency, created_at=_ago(days_ago))
+        if status != "pending":
+            self.make.payment(record, status)
         return record
 
     def response(self, account: Account, *, days_ago: float = 1, mood: int = 4, stress: int = 2) -> WellbeingResponse:

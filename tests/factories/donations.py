@@ -24,10 +24,19 @@ class Donations:
 
     db: Session
 
-    def donation(self, account: Account, *, amount: int = 2500, currency: str = "USD") -> Donation:
-        """A pending donation by `account`."""
+    def donation(self, account: Account, *, amount: int = 2500, currency: str = "USD", created_at=None) -> Donation:
+        """A pending donation by `account` (made at `created_at`, by default now)."""
         return donations.create_donation(
-            self.db, caller=principal(account), amount=amount, currency=currency, recipient_name="Shelter Trust"
+            self.db, caller=principal(account), amount=amount, currency=currency, recipient_name="Shelter Trust",
+            created_at=created_at,
+        )
+
+    def payment(self, donation: Donation, status: str) -> None:
+        """The payment provider's event that moves `donation` to `status`, applied as the webhook applies it."""
+        event_type = {v[0]: k for k, v in donations.TRANSITIONS.items()}[status]
+        payment = payment_event(event_type, donation)
+        assert donations.apply_payment_event(
+            self.db, event_id=payment["id"], event_type=event_type, payment=payment["data"]["object"], donation=donation
         )
 
 

@@ -56,6 +56,16 @@ class Volunteering:
         )
 
 
+    def volunteered(self, account: Account, opportunity: VolunteerOpportunity, location: tuple[float, float] = CENTRE) -> CheckIn:
+        """`account` there for the whole of `opportunity`: checked in at its start, out at its end."""
+        self.check_in(account, opportunity, location, now=opportunity.starts_at)
+        return self.check_out(account, opportunity, now=opportunity.ends_at)
+
+    def check_out(self, account: Account, opportunity: VolunteerOpportunity, *, now: dt.datetime | None = None) -> CheckIn:
+        """`account` checking out of `opportunity` at `now`."""
+        return volunteering.check_out(self.db, caller=principal(account), opportunity_id=opportunity.id, now=now)
+
+
 def north_of(point: tuple[float, float], meters: float) -> tuple[float, float]:
     """The point `meters` due north along the meridian (where haversine is exact)."""
     latitude, longitude = point

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import flask
 
-from kindling.compliance import exports, reports
+from kindling.compliance import exports
 from kindling.platform import access
 from kindling.web.runtime import db, runtime
 
 
 def get_report(framework: str, token_info: dict, period: str):
     caller = access.principal(token_info)
-    report = reports.build_report(db(), organization_id=caller.member_of, framework_id=framework, period=period)
+    report, _ = exports.checked_report(db(), organization_id=caller.member_of, framework_id=framework, period=period)
     return {"data": exports.report_document(report)}, 200
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 
+from kindling.evidence import checkpoints
 from kindling.evidence import log as evidence
 from kindling.platform import access
 from kindling.web.runtime import db, runtime
@@ -52,6 +53,12 @@ def export_bundle(token_info: dict, body: dict):
         until=_moment(body.get("to")),
     )
     return bundle, 200
+
+
+def list_checkpoints(token_info: dict, cursor: str | None = None, limit: int = 100):
+    caller = access.principal(token_info)
+    found, next_cursor = checkpoints.list_checkpoints(db(), organization_id=caller.member_of, limit=limit, cursor=cursor)
+    return {"data": found, "nextCursor": next_cursor}, 200
 
 
 def list_keys():

@@ -73,9 +73,19 @@ def list_check_ins(token_info: dict, id_: str, limit: int, cursor: str | None = 
     return {"data": [check_in_body(record) for record in check_ins], "nextCursor": next_cursor}, 200
 
 
+def check_out(token_info: dict, id_: str):
+    record = volunteering.check_out(db(), caller=access.principal(token_info), opportunity_id=id_)
+    return {"data": check_in_body(record)}, 200
+
+
 def approve_check_in(token_info: dict, id_: str, check_in_id: str, body: dict):
     record = volunteering.approve_check_in(
-        db(), caller=access.principal(token_info), opportunity_id=id_, check_in_id=check_in_id, note=body.get("note")
+        db(),
+        caller=access.principal(token_info),
+        opportunity_id=id_,
+        check_in_id=check_in_id,
+        note=body.get("note"),
+        hours=body.get("hours"),
     )
     return {"data": check_in_body(record)}, 200
 
@@ -110,6 +120,7 @@ def check_in_body(record: CheckIn) -> dict:
         "verified": record.verified,
         "evidence": {"location": record.location_verified, "code": record.code_verified, "approvedBy": record.approved_by},
         "hours": round(record.hours, 2),
+        "checkedOutAt": record.checked_out_at,
     }
 
 

@@ -1,0 +1,169 @@
+"""`kindling evidence verify --report`: every figure of a JSON compliance export, recomputed from the
+events of a bundle up to the report's head, as docs/evidence.md ("Recomputing a report") specifies."""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+from decimal import ROUND_HALF_UP, Decimal
+
+from kindling.evidence import replay
+from kindling.evidence.chain import GENESIS_HASH, BundleError
+from kindling.platform.money import major_units
+
+# A record carries evidence at this verified level and above (docs/decisions.md §9).
+EVIDENCE_LEVEL = 3
+# Calendar weeks of each period's wellbeing figures, the week of the report's end included.
+PERIOD_WEEKS = {"week": 1, "month": 4, "quarter": 13, "year": 52}
+# Figures not recomputed, shown as stated: the number of active members (participation's
+# denominator) is not in the log; giving requests' own creation times are not in their events
+# yet, so a window cannot be drawn around them.
+NOT_IN_THE_LOG = frozenset({"wellbeing_participation", "matched_giving_amount", "volunteer_grant_amount"})
+
+
+@dataclasses.dataclass
+class _Counts:
+    verified: int = 0
+    total: int = 0
+
+    def add(self, verified: bool) -> None:
+        self.total += 1
+        self.verified += bool(verified)
+
+    def evidence(self) -> dict:
+        return {"verified": self.verified, "total": self.total}
+
+
+def check_report(bundle: dict, document: object) -> list[str]:
+    """Recompute the report's figures from the (verified, whole) bundle; BundleError naming the first
+    difference. Returns the metrics shown as stated because the log cannot give them."""
+    report = _report(document)
+    head = report["evidenceHead"]
+    if bundle["prevHash"] != GENESIS_HASH or (bundle["events"] and bundle["events"][0]["seq"] != 1):
+        raise BundleError("a report is recomputed from the whole log: this bundle is an excerpt")
+    if report["organizationId"] != bundle["organizationId"]:
+        raise BundleError("the report is of another organization than the bundle")
+    events = bundle["events"]
+    if head["seq"] > bundle["head"]["seq"] or (head["seq"] and events[head["seq"] - 1]["hash"] != head["hash"]):
+        raise BundleError(f"the bundle does not hold the report's evidence head {head['seq']}:{head['hash']}")
+    figures = _figures(events[: head["seq"]], report)
+    if figures["complianceRate"] != report["complianceRate"]:
+        raise BundleError(f"complianceRate is {report['complianceRate']} in the report, {figures['complianceRate']} from the log")
+    shown = []
+    for indicator in report["indicators"]:
+        metric = indicator["metric"]
+        if metric in NOT_IN_THE_LOG:
+            shown.append(metric)
+            continue
+        value, evidence = figures["measures"][metric](indicator)
+        for name, expected, stated in (("value", value, indicator["value"]), ("evidence", evidence, indicator["evidence"])):
+            if expected != stated:
+                raise BundleError(f"{indicator['code']} ({metric}) {name} is {stated} in the report, {expected} from the log")
+    return shown
+
+
+def _report(document: object) -> dict:
+    """The `data` of a JSON compliance export, with the members the check reads."""
+    report = document.get("data") if isinstance(document, dict) else None
+    members = ("organizationId", "period", "from", "to", "complianceRate", "indicators", "evidenceHead")
+    if not isinstance(report, dict) or any(name not in report for name in members):
+        raise BundleError("the report is not a JSON compliance export (POST /api/compliance/export, format json)")
+    if report["period"] not in PERIOD_WEEKS or not isinstance(report["indicators"], list):
+        raise BundleError("the report's period or indicators are not as a JSON compliance export has them")
+    for indicator in report["indicators"]:
+        if not isinstance(indicator, dict) or not {"code", "metric", "value", "unit", "evidence"} <= indicator.keys():
+            raise BundleError("every indicator of the report must carry code, metric, value, unit and evidence")
+    return report
+
+
+def _moment(text: str) -> dt.datetime:
+    return dt.datetime.fromisoformat(text.replace("Z", "+00:00"))
+
+
+def _figures(events: list[dict], report: dict) -> dict:
+    """Replay the events, then measure the records of the report's window and its published weeks."""
+    states: dict[tuple[str, str], dict] = {}
+    weeks: dict[str, dict] = {}
+    for event in events:
+        kind, subject_id = event["subject"]["kind"], event["subject"]["id"]
+        if kind == "wellbeing_week":
+            # The last publication of a week stands.
+            weeks[subject_id] = event["data"]
+        elif kind in replay.FIELDS:
+            states[(kind, subject_id)] = replay.apply(states.get((kind, subject_id)), event)
+    start, end = _moment(report["from"]), _moment(report["to"])
+    acts, by_category = _Counts(), dict[str, _Counts]()
+    check_ins, hundredths, participants = _Counts(), 0, set()
+    donations, succeeded_minor = _Counts(), 0
+    for (kind, _), state in states.items():
+        facts = replay.implied(kind, state)
+        moment = facts.get("checkedInAt" if kind == "check_in" else "createdAt")
+        if moment is None or not start <= _moment(moment) <= end:
+            continue
+        if kind == "act":
+            verified = facts["verifiedLevel"] >= EVIDENCE_LEVEL
+            acts.add(verified)
+            by_category.setdefault(facts["category"], _Counts()).add(verified)
+        elif kind == "check_in":
+            check_ins.add(facts["verified"])
+            if facts["verified"]:
+                hundredths += round(Decimal(repr(facts["hours"])) * 100)
+                participants.add(facts["userId"])
+        else:
+            donations.add(facts["status"] == "succeeded")
+            if facts["status"] == "succeeded":
+                succeeded_minor += facts["amount"]
+    records = acts.total + check_ins.total + donations.total
+    evidenced = acts.verified + check_ins.verified + donations.verified
+    published = [weeks[monday] for monday in _mondays(report["period"], end) if monday in weeks]
+    responses = sum(week["responses"] for week in published)
+
+    def survey(measure: str):
+        # The published (noisy) averages, weighted by each week's respondents, as the report takes them.
+        weighted = [
+            (Decimal(repr(week["averages"][measure])), week["respondents"])
+            for week in published
+            if week["averages"][measure] is not None and week["respondents"]
+        ]
+        count = sum(weight for _, weight in weighted)
+        value = None if not count else _rounded(sum((v * w for v, w in weighted), Decimal(0)) / count, "0.01")
+        return lambda _: (None if not published else value, {"verified": responses, "total": responses})
+
+    def category(name: str):
+        counts = by_category.get(name, _Counts())
+        return lambda _: (counts.total, counts.evidence())
+
+    measures = {
+        "kindness_acts": lambda _: (acts.total, acts.evidence()),
+        "verified_kindness_share": lambda _: (_percent(acts.verified, acts.total), acts.evidence()),
+        "volunteer_hours": lambda _: (_rounded(Decimal(hundredths) / 100, "0.1"), check_ins.evidence()),
+        "verified_check_ins": lambda _: (check_ins.verified, check_ins.evidence()),
+        "volunteer_participants": lambda _: (len(participants), check_ins.evidence()),
+        "donations_succeeded": lambda _: (donations.verified, donations.evidence()),
+        # The unit of the figure is the organization's currency, which every donation is in.
+        "donation_amount": lambda indicator: (float(major_units(succeeded_minor, indicator["unit"])), donations.evidence()),
+        "wellbeing_mood_average": survey("mood"),
+        "wellbeing_stress_average": survey("stress"),
+    }
+
+    class Measures(dict):
+        def __missing__(self, metric: str):
+            if metric.startswith("kindness_acts_"):
+                return category(metric.removeprefix("kindness_acts_"))
+            raise BundleError(f"the report names a metric this verifier does not know: {metric!r}")
+
+    return {"complianceRate": _percent(evidenced, records), "measures": Measures(measures)}
+
+
+def _mondays(period: str, end: dt.datetime) -> list[str]:
+    """The Mondays (ISO dates) of the period's calendar weeks, the week of `end` last."""
+    current = (end.astimezone(dt.UTC) - dt.timedelta(days=end.astimezone(dt.UTC).weekday())).date()
+    return [(current - dt.timedelta(weeks=n)).isoformat() for n in range(PERIOD_WEEKS[period])]
+
+
+def _percent(part: int, whole: int) -> float:
+    return 0.0 if not whole else _rounded(Decimal(100 * part) / whole, "0.1")
+
+
+def _rounded(value: Decimal, places: str) -> float:
+    return float(value.quantize(Decimal(places), ROUND_HALF_UP))
