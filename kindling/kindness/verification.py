@@ -28,7 +28,7 @@ from kindling.kindness import stats as kindness_stats
 from kindling.kindness import verification_status
 from kindling.kindness.models import KindnessAct
 from kindling.kindness.verification_models import Attestation, VerificationDecision
-from kindling.platform.access import Principal
+from kindling.platform.access import Principal, canonical_id
 from kindling.platform.base import utcnow
 from kindling.platform.cache import Cache
 from kindling.platform.pagination import decode_name_cursor, encode_name_cursor
@@ -57,7 +57,7 @@ def decide(
         raise invalid("body", "decision", f"must be {allowed} on level {level}")
     if level == 4 and decision == "approve" and reference is None:
         raise invalid("body", "reference", "is required to approve level 4: the HR record it rests on")
-    _check_decider(act, caller, level)
+    _check_decider(db, act, caller, level)
     authority = _authority(db, act, caller, level)
     decisions = verification_status.decisions_of(db, act.id)
     _check_open(act, level, decisions)
@@ -233,15 +233,26 @@ def _open_attestation(db: DbSession, token: str) -> Attestation:
     return attestation
 
 
-def _check_decider(act: KindnessAct, caller: Principal, level: int) -> None:
+def _check_decider(db: DbSession, act: KindnessAct, caller: Principal, level: int) -> None:
     if act.user_id == caller.user_id:
         raise Forbidden("Nobody verifies an act they sent", code="conflict_of_interest")
-    if level == 2 and caller.user_id != act.recipient_id:
+    # Ids are compared canonically: the act stores its recipient's id as the caller's is issued.
+    is_recipient = canonical_id(act.recipient_id) == caller.user_id
+    if level == 2 and not is_recipient:
         raise Forbidden("Only the act's recipient confirms or disputes level 2")
+    decided = db.scalar(
+        select(VerificationDecision.level).where(
+            VerificationDecision.act_id == act.id, VerificationDecision.decided_by == caller.user_id
+        )
+    )
+    if decided is not None and decided != level:
+        raise Forbidden(f"You decided level {decided} of this act: one person gives one level", code="conflict_of_interest")
     if level == 3 and caller.role not in APPROVERS:
         raise Forbidden("Only a manager or an admin decides level 3")
     if level == 4 and not caller.is_admin:
         raise Forbidden("Only an organization admin decides level 4")
+    if level != 2 and is_recipient:
+        raise Forbidden("The act's recipient decides level 2 only", code="conflict_of_interest")
 
 
 def _authority(db: DbSession, act: KindnessAct, caller: Principal, level: int) -> str | None:
@@ -257,7 +268,9 @@ def _authority(db: DbSession, act: KindnessAct, caller: Principal, level: int) -
 
 
 def _check_open(act: KindnessAct, level: int, decisions: dict[int, str]) -> None:
-    if level > act.verification_level:
+    # An admin's level-4 decision resolves a standing dispute whatever level was asked for.
+    resolves_dispute = level == 4 and verification_status.dispute_stands(decisions)
+    if level > act.verification_level and not resolves_dispute:
         raise Conflict(
             f"Level {level} is above the requested level {act.verification_level}", code="above_requested_level"
         )

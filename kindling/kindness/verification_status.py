@@ -3,6 +3,9 @@
 A level counts only once its evidence is on record (docs/decisions.md §6): the act's verified
 level is the highest level with a confirmation or approval, 1 without any (self-reporting needs
 no evidence). Levels are independent: an approval of level 4 counts without a decision on 2 or 3.
+The recipient's dispute outweighs every approval while it stands: the act counts as level 1 until
+an admin's level-4 decision, which resolves it (an approval counts again; a rejection upholds it).
+The evidence log's replay derives an act's level with these same two functions.
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ from sqlalchemy.orm import Session as DbSession
 from kindling.accounts.models import User
 from kindling.kindness.models import KindnessAct
 from kindling.kindness.verification_models import VerificationDecision
+from kindling.platform.access import canonical_id
 
 POSITIVE = frozenset({"confirm", "approve"})
 # A refusal of level 2 is the recipient disputing the act, directly or through an attestation.
@@ -20,8 +24,15 @@ DISPUTES = frozenset({"dispute", "decline"})
 AWAITING = {2: "recipient", 3: "manager", 4: "admin", 5: "external"}
 
 
+def dispute_stands(decisions: dict[int, str]) -> bool:
+    """Whether the recipient disputed the act and no admin has decided level 4 since."""
+    return decisions.get(2) in DISPUTES and 4 not in decisions
+
+
 def verified_level(decisions: dict[int, str]) -> int:
-    """The highest level confirmed or approved, 1 when none is."""
+    """The highest level confirmed or approved, 1 when none is or while a dispute is upheld."""
+    if decisions.get(2) in DISPUTES and decisions.get(4) != "approve":
+        return 1
     return max((level for level, decision in decisions.items() if decision in POSITIVE), default=1)
 
 
@@ -29,17 +40,21 @@ def state(*, requested: int, verified: int, decisions: dict[int, str], recipient
     """(status, awaiting) of an act that asks for `requested` and has `verified` on record."""
     if verified >= requested:
         return "verified", None
-    if requested in decisions:
-        # The requested level was refused (a confirmation would have verified it): nobody is asked any more.
+    if requested > 2 and dispute_stands(decisions):
+        # Only an admin's level-4 decision (HR looked into it) moves a disputed act on.
+        return "disputed", "admin"
+    if requested in decisions or (decisions.get(2) in DISPUTES and decisions.get(4) == "reject"):
+        # The requested level was refused (a confirmation would have verified it), or an admin upheld
+        # the recipient's dispute: nobody is asked any more.
         return ("disputed" if requested == 2 else "rejected"), None
     awaiting = "external" if requested == 2 and not recipient_is_member else AWAITING[requested]
-    return ("disputed" if decisions.get(2) in DISPUTES else "pending"), awaiting
+    return "pending", awaiting
 
 
 def recipient_is_member(db: DbSession, *, organization_id: str, recipient_id: str) -> bool:
     """Whether the recipient is a user of the organization, who can confirm level 2 themselves."""
     return db.scalar(
-        select(User.id).where(User.id == recipient_id, User.organization_id == organization_id)
+        select(User.id).where(User.id == canonical_id(recipient_id), User.organization_id == organization_id)
     ) is not None
 
 

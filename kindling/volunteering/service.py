@@ -202,10 +202,11 @@ def check_in(
     return record
 
 
-def approve_check_in(
-    db: Session, *, caller: Principal, opportunity_id: str, check_in_id: str, note: str | None = None
-) -> CheckIn:
-    """An organiser's approval, which makes an unverified check-in verified evidence."""
+def approve_check_in(db: Session, *, caller: Principal, opportunity_id: str, check_in_id: str, note: str) -> CheckIn:
+    """An organiser's approval, with the note that says why, which makes an unverified check-in verified evidence."""
+    note = note.strip()
+    if not note:
+        raise invalid("body", "note", "must say why the check-in is approved")
     opportunity = get_opportunity(db, organization_id=caller.member_of, opportunity_id=opportunity_id)
     record = db.get(CheckIn, check_in_id, with_for_update=True, populate_existing=True)
     if record is None or record.opportunity_id != opportunity.id:
@@ -217,7 +218,7 @@ def approve_check_in(
     record.verified = True
     record.approved_by = caller.user_id
     record.approved_at = utcnow()
-    record.approval_note = (note.strip() or None) if note is not None else None
+    record.approval_note = note
     db.flush()
     evidence.append(
         db,

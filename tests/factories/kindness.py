@@ -12,6 +12,7 @@ from kindling.accounts.models import Organization, User
 from kindling.kindness import acts as kindness
 from kindling.kindness import verification, verification_status
 from kindling.kindness.models import KindnessAct
+from kindling.kindness.verification_models import VerificationDecision
 from kindling.platform.cache import Cache
 from tests.factories.accounts import Account
 from tests.factories.principals import principal
@@ -75,10 +76,19 @@ class Kindness:
         )
 
     def approver(self, act: KindnessAct) -> User:
-        """An admin of the act's organization other than its sender: an existing one, else a new one."""
+        """An admin of the act's organization who may decide a level of it (not its sender, its recipient
+        or anyone who decided another level): an existing one, else a new one."""
+        deciders = select(VerificationDecision.decided_by).where(
+            VerificationDecision.act_id == act.id, VerificationDecision.decided_by.is_not(None)
+        )
         existing = self.db.scalar(
             select(User)
-            .where(User.organization_id == act.organization_id, User.role == "admin", User.id != act.user_id)
+            .where(
+                User.organization_id == act.organization_id,
+                User.role == "admin",
+                User.id.not_in([act.user_id, act.recipient_id]),
+                User.id.not_in(deciders),
+            )
             .order_by(User.created_at, User.id)
         )
         if existing is not None:

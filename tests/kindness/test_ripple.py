@@ -59,9 +59,11 @@ def test_only_evidenced_levels_count(client, make):
     assert score(client, a, asked) == 1
     make.verify(asked, 3)
     assert score(client, a, asked) == 3
-    make.verify(asked, 2, confirm=False)  # a refused lower level takes nothing away
-    assert score(client, a, asked) == 3
+    make.verify(asked, 2, confirm=False)  # the recipient's dispute outweighs every approval while it stands
+    assert score(client, a, asked) == 1
     make.verify(asked, 5)
+    assert score(client, a, asked) == 1
+    make.verify(asked, 4)  # an admin's level-4 decision resolves it
     assert score(client, a, asked) == 5
 
 
@@ -179,16 +181,21 @@ def test_stored_counts_and_tallies_match_a_recomputation(client, make, db, runti
     organization_ids = [people[0].organization_id for people in organizations]
     all_acts = list(db.scalars(select(KindnessAct).where(KindnessAct.organization_id.in_(organization_ids))))
     expected = definition(all_acts)
-    decisions = db.execute(
-        select(VerificationDecision.act_id, VerificationDecision.level).where(
-            VerificationDecision.act_id.in_([act.id for act in all_acts]),
-            VerificationDecision.decision.in_(["confirm", "approve"]),
+    decided = collections.defaultdict(dict)
+    for act_id, level, decision in db.execute(
+        select(VerificationDecision.act_id, VerificationDecision.level, VerificationDecision.decision).where(
+            VerificationDecision.act_id.in_([act.id for act in all_acts])
         )
-    )
-    verified = collections.defaultdict(lambda: 1)
-    for act_id, level in decisions:
-        verified[act_id] = max(verified[act_id], level)
-    assert {act.id: act.verified_level for act in all_acts} == {act.id: verified[act.id] for act in all_acts}
+    ):
+        decided[act_id][level] = decision
+    verified = {}
+    for act in all_acts:
+        levels = decided[act.id]
+        # The highest level confirmed or approved; 1 while the recipient's dispute stands, unless an admin approved level 4.
+        disputed = levels.get(2) in ("dispute", "decline") and levels.get(4) != "approve"
+        positive = [level for level, decision in levels.items() if decision in ("confirm", "approve")]
+        verified[act.id] = 1 if disputed else max(positive, default=1)
+    assert {act.id: act.verified_level for act in all_acts} == verified
     assert set(verified.values()) == {1, 2, 3, 4, 5}
     assert {act.id: act.ripple_count for act in all_acts} == expected
     assert any(count == 10 for count in expected.values()) and any(0 < count < 10 for count in expected.values())

@@ -77,13 +77,19 @@ def test_a_disputed_act_says_so_and_stays_unverified(client, team):
     assert after["verification"] == {"status": "disputed", "requestedLevel": 2, "awaiting": None}
 
 
-def test_a_dispute_below_the_requested_level_leaves_the_manager_asked(client, team):
+def test_a_dispute_below_the_requested_level_waits_for_an_admins_level_four(client, team):
     act = post_act(client, team["sender"], team["recipient"].user.id, 3)
     assert decide(client, team["recipient"], act["id"], 2, "dispute").status_code == 201
-    assert get_act(client, team["admin"], act["id"])["verification"] == {"status": "disputed", "requestedLevel": 3, "awaiting": "manager"}
+    assert get_act(client, team["admin"], act["id"])["verification"] == {"status": "disputed", "requestedLevel": 3, "awaiting": "admin"}
+    assert act["id"] in pending(client, team["admin"])
+    # A later approval does not override the dispute.
     assert decide(client, team["manager"], act["id"], 3, "approve").status_code == 201
     after = get_act(client, team["admin"], act["id"])
-    assert (after["verifiedLevel"], after["verification"]["status"]) == (3, "verified")
+    assert (after["verifiedLevel"], after["verification"]["status"]) == (1, "disputed")
+    # An admin's level-4 decision resolves it, though only level 3 was asked for.
+    assert decide(client, team["admin"], act["id"], 4, "approve", reference="HR-9").status_code == 201
+    after = get_act(client, team["admin"], act["id"])
+    assert (after["verifiedLevel"], after["verification"]["status"]) == (4, "verified")
 
 
 # --- levels 3 and 4: managers and admins ---

@@ -64,6 +64,7 @@ def organization_body(organization: Organization, *, with_join_code: bool) -> di
     body = {"id": organization.id, "name": organization.name, "slug": organization.slug}
     if with_join_code:
         body["joinCode"] = organization.join_code
+        body["joinCodeEnabled"] = organization.join_code_enabled
     return body
 
 

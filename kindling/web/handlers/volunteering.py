@@ -75,7 +75,7 @@ def list_check_ins(token_info: dict, id_: str, limit: int, cursor: str | None = 
 
 def approve_check_in(token_info: dict, id_: str, check_in_id: str, body: dict):
     record = volunteering.approve_check_in(
-        db(), caller=access.principal(token_info), opportunity_id=id_, check_in_id=check_in_id, note=body.get("note")
+        db(), caller=access.principal(token_info), opportunity_id=id_, check_in_id=check_in_id, note=body["note"]
     )
     return {"data": check_in_body(record)}, 200
 
