@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import itertools
+from typing import Any
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
@@ -14,6 +15,7 @@ from kindling.kindness import verification, verification_status
 from kindling.kindness.models import KindnessAct
 from kindling.kindness.verification_models import VerificationDecision
 from kindling.platform.cache import Cache
+from kindling.platform.mail import Mailer
 from tests.factories.accounts import Account
 from tests.factories.principals import principal
 
@@ -25,6 +27,8 @@ class Kindness:
 
     db: Session
     cache: Cache
+    mailer: Mailer | None
+    mailbox: Any  # tests.mail.MailServer: the mail server `mailer` sends to
 
     def act(
         self,
@@ -67,10 +71,12 @@ class Kindness:
             )
             return
         sender = principal(self.db.get(User, act.user_id))
-        _, token = verification.request_attestation(
-            self.db, caller=sender, act_id=act.id, level=level, attester_name="Ada Attester",
-            attester_organization="Town Food Bank",
+        address = f"attester-{next(_sequence)}@foodbank.test"
+        verification.request_attestation(
+            self.db, self.mailer, caller=sender, act_id=act.id, level=level, attester_name="Ada Attester",
+            attester_organization="Town Food Bank", attester_email=address, page_url="https://kindling.test",
         )
+        token = self.mailbox.token_for(address)
         verification.answer_attestation(
             self.db, self.cache, token=token, decision="confirm" if confirm else "decline", name="Ada Attester"
         )

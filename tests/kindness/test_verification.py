@@ -187,7 +187,7 @@ def test_another_organizations_act_is_not_found(client, team, make):
         foreign = decide(client, team["admin"], path.rsplit("/", 1)[1], 3, "approve")
         assert_envelope(foreign, 404, "not_found")
         assert_envelope(client.get(f"{path}/verifications", headers=team["admin"].headers), 404, "not_found")
-        attestation = {"level": 5, "attesterName": "Ada", "attesterOrganization": "Food Bank"}
+        attestation = {"level": 5, "attesterName": "Ada", "attesterOrganization": "Food Bank", "attesterEmail": "ada@bank.test"}
         assert_envelope(client.post(f"{path}/attestations", json=attestation, headers=team["admin"].headers), 404, "not_found")
     assert get_act(client, theirs, act["id"])["verifiedLevel"] == 1
 

@@ -60,7 +60,7 @@ CASES = {
     ),
     ("POST", "/api/kindness/{id}/attestations"): Case(
         "POST", "/api/kindness/{id}/attestations", "admin", "act_id", ("member", "/api/kindness/{id}"),
-        {"level": 5, "attesterName": "Ada", "attesterOrganization": "Food Bank"},
+        {"level": 5, "attesterName": "Ada", "attesterOrganization": "Food Bank", "attesterEmail": "ada@bank.test"},
     ),
     ("GET", "/api/volunteer/{id}"): Case("GET", "/api/volunteer/{id}", "member", "opportunity_id", ("admin", "/api/volunteer/{id}")),
     ("POST", "/api/volunteer/{id}/check-in"): Case("POST", "/api/volunteer/{id}/check-in", "member", "opportunity_id", ("admin", "/api/volunteer/{id}"), AT_CENTRE),
@@ -73,7 +73,7 @@ CASES = {
     # A's check-in approved through B's own opportunity (A's opportunity: test_check_in_codes).
     ("POST", "/api/volunteer/{id}/check-ins/{checkInId}/approve"): Case(
         "POST", "/api/volunteer/{own_opportunity_id}/check-ins/{id}/approve", "admin", "check_in_id",
-        ("admin", "/api/volunteer/{opportunity_id}/check-ins"), {},
+        ("admin", "/api/volunteer/{opportunity_id}/check-ins"), {"note": "Seen at the door"},
     ),
     ("PATCH", "/api/organization/members/{userId}"): Case(
         "PATCH", "/api/organization/members/{id}", "admin", "member_id", ("admin", "/api/organization/members"), {"role": "admin"}
@@ -122,8 +122,6 @@ NOT_TENANT_RECORDS = {
     ("GET", "/api/kindness"): "userId filters the caller's own organization's list: test_user_filter_of_another_tenant_finds_nothing",
     ("GET", "/api/compliance/{framework}"): "a framework is public reference data; the report is always of the caller's organization",
     ("GET", "/api/evidence"): "subjectId filters the caller's own organization's log: test_evidence_of_another_tenant_is_never_reachable",
-    ("GET", "/api/attestations/{token}"): "the token is a secret of its own attestation, not a tenant's id: tests/kindness/test_attestations.py",
-    ("POST", "/api/attestations/{token}"): "the token is a secret of its own attestation, not a tenant's id: tests/kindness/test_attestations.py",
 }
 
 
