@@ -14,7 +14,7 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 
-from kindling.infrastructure.mail import Mailer, MailError
+from kindling.platform.mail import Mailer, MailError
 from tests.live import free_port
 from tests.mail import PASSWORD, USER, Mailbox
 

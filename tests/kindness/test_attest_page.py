@@ -12,7 +12,7 @@ import pytest
 import requests
 from websockets.sync.client import connect
 
-from kindling.persistence.database import upgrade
+from kindling.platform.database import upgrade
 from tests.helpers import call, sign_up
 
 ATTESTER = "ada@foodbank.test"
