@@ -96,7 +96,7 @@ def new_join_code() -> str:
 
 def set_join_code(db: DbSession, *, organization_id: str, enabled: bool | None = None, rotate: bool = False) -> Organization:
     """Turn joining by code on or off, and issue a new code on `rotate` (the old one stops working)."""
-    organization = db.get(Organization, organization_id, with_for_update=True, populate_existing=True)
+    organization = db.get_one(Organization, organization_id, with_for_update=True, populate_existing=True)
     if enabled is not None:
         organization.join_code_enabled = enabled
     if rotate:

@@ -155,7 +155,7 @@ def request_attestation(
     _check_attestation_request(db, act, caller=caller, level=level, attester_organization=attester_organization)
     address = attester_email.strip()
     _check_independent(db, act, caller=caller, level=level, address=address)
-    organization = db.get(Organization, act.organization_id)
+    organization = db.get_one(Organization, act.organization_id)
     token = secrets.token_urlsafe(32)
     now = utcnow()
     expires_at = now + ATTESTATION_LIFETIME
@@ -316,7 +316,7 @@ def _check_independent(db: DbSession, act: KindnessAct, *, caller: Principal, le
     member = db.scalar(
         select(User.id).where(User.organization_id == act.organization_id, func.lower(User.email) == lowered).limit(1)
     )
-    requester = db.get(User, caller.user_id)
+    requester = db.get_one(User, caller.user_id)
     domain = _domain(address)
     claimed = claimed_email_domains(db, organization_id=act.organization_id)
     other_level = db.scalar(

@@ -40,7 +40,8 @@ class Mailer:
         message["Subject"] = subject
         message.set_content(text)
         parts = urllib.parse.urlsplit(self.url)
-        host, port = parts.hostname, parts.port or DEFAULT_PORTS[parts.scheme]
+        host, port = parts.hostname or "", parts.port or DEFAULT_PORTS[parts.scheme]
+        client: smtplib.SMTP
         try:
             if parts.scheme == "smtps":
                 client = smtplib.SMTP_SSL(host, port, timeout=self.timeout, context=ssl.create_default_context())

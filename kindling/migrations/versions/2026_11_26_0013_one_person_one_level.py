@@ -125,7 +125,7 @@ def _standing_disputes(connection) -> None:
         WHERE a.id IN (SELECT act_id FROM verification_decisions WHERE level = 2 AND decision IN ('dispute', 'decline'))
     """)).all()
     acts = {}
-    decisions = collections.defaultdict(dict)
+    decisions: collections.defaultdict[str, dict[int, str]] = collections.defaultdict(dict)
     for act_id, organization_id, category, requested, verified, level, decision in rows:
         acts[act_id] = (organization_id, category, requested, verified)
         decisions[act_id][level] = decision
