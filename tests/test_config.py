@@ -73,7 +73,7 @@ def test_api_docs_are_served_in_development_and_only_when_asked_in_production(en
         ({"SMTP_URL": "smtp://mail.example.com"}, "MAIL_FROM"),
         ({"SMTP_URL": "smtp://mail.example.com", "MAIL_FROM": "nobody"}, "MAIL_FROM"),
         ({"PUBLIC_URL": "kindling.example.com"}, "PUBLIC_URL"),
-        ({"SMTP_URL": "smtps://mail.example.com", "MAIL_FROM": "a@example.com", "ENVIRONMENT": "production", **PRODUCTION_SECRETS}, "PUBLIC_URL"),
+        ({"SMTP_URL": "smtps://mail.example.com", "MAIL_FROM": "a@example.com"}, "PUBLIC_URL"),
     ],
 )
 def test_bad_values_fail_with_one_line(env, mentions):
@@ -90,7 +90,7 @@ def test_mail_settings():
     assert (settings.smtp_url, settings.mail_from) == ("smtp://user:p%40ss@mail.example.com:2525", "Kindling <attest@example.com>")
     assert settings.public_url == "https://kindling.example.com" and settings.mail_timeout == 10
     unset = Settings.from_env({})
-    assert (unset.smtp_url, unset.public_url) == (None, "http://127.0.0.1:8000")
+    assert (unset.smtp_url, unset.mail_from) == (None, None)
 
 
 def run_cli(*args, **env):

@@ -97,6 +97,7 @@ def test_every_operation_honours_the_contract(account, fresh_database_url, live_
         # Attestation requests are mailed, to the test's SMTP server.
         SMTP_URL=mailbox.url,
         MAIL_FROM="attest@contract.test",
+        PUBLIC_URL="https://kindling.test",
     )
     api = Api(server.url)
     tokens = populate(api, fresh_database_url)

@@ -69,7 +69,7 @@ def model(name: str):
 @pytest.mark.live
 def test_a_consultants_first_day_through_the_generated_sdk(sdk, fresh_database_url, live_server, mailbox):
     upgrade(fresh_database_url)
-    server = live_server(DATABASE_URL=fresh_database_url, SMTP_URL=mailbox.url, MAIL_FROM="attest@harbour.test")
+    server = live_server(DATABASE_URL=fresh_database_url, SMTP_URL=mailbox.url, MAIL_FROM="attest@harbour.test", PUBLIC_URL="https://kindling.test")
     clients = contextlib.ExitStack()  # each SDK client holds a connection pool to close
     with clients:
         journey(sdk, server.url, clients, fresh_database_url, mailbox)

@@ -21,7 +21,7 @@ from sqlalchemy.orm import Session as DbSession
 from sqlalchemy.sql.elements import ColumnElement
 
 from kindling.accounts import reporting_lines
-from kindling.accounts.models import Organization, User
+from kindling.accounts.models import Organization, SsoDomain, User
 from kindling.accounts.sessions import hash_token
 from kindling.errors import BadRequest, Conflict, Forbidden, NotFound, ServiceUnavailable, field_error, invalid
 from kindling.evidence import log as evidence
@@ -205,8 +205,7 @@ def request_attestation(
 
 def claimed_email_domains(db: DbSession, *, organization_id: str) -> frozenset[str]:
     """The email domains the organization claims for its single sign-on (docs/decisions.md §13)."""
-    # Organizations claim domains with their SSO settings; until those are stored, none is claimed.
-    return frozenset()
+    return frozenset(db.scalars(select(SsoDomain.domain).where(SsoDomain.organization_id == organization_id)))
 
 
 @dataclasses.dataclass(frozen=True)

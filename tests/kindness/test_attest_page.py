@@ -26,7 +26,8 @@ def attested_server(fresh_database_url, live_server, mailbox):
 
     def start(**env):
         server = live_server(
-            DATABASE_URL=fresh_database_url, SMTP_URL=mailbox.url, MAIL_FROM="attest@kindling.test", **env
+            DATABASE_URL=fresh_database_url, SMTP_URL=mailbox.url, MAIL_FROM="attest@kindling.test",
+            PUBLIC_URL="https://kindling.test", **env
         )
         sender = sign_up(server.url, organizationName="Harbour Trust")
         act = {"description": "Ran the Saturday food bank shift", "category": "community", "verificationLevel": 5, "recipientId": "a-neighbour"}

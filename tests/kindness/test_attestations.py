@@ -10,6 +10,7 @@ import time
 import pytest
 from sqlalchemy import select
 
+from kindling.accounts.models import SsoDomain
 from kindling.config import Settings
 from kindling.evidence.models import EvidenceEvent
 from kindling.kindness.verification_models import Attestation
@@ -158,6 +159,16 @@ def test_the_attester_must_be_independent_of_the_organization(client, people, ma
     # Someone of another organization is independent of this one.
     outsider = make.admin()
     assert ask(client, people["sender"], act["id"], {**ASK, "attesterEmail": outsider.user.email}).status_code == 201
+
+
+def test_an_address_in_the_organizations_sso_domains_is_not_independent(client, people, db, mailbox):
+    db.add(SsoDomain(domain="riverside.example", organization_id=people["admin"].organization_id))
+    db.flush()
+    act = post_act(client, people["sender"], "neighbour-9", 5)
+    for address in ("ada@riverside.example", "Ada@EU.Riverside.example"):
+        response = ask(client, people["sender"], act["id"], {**ASK, "attesterEmail": address})
+        assert_envelope(response, 409, "attester_not_independent")
+    assert ask(client, people["sender"], act["id"], {**ASK, "attesterEmail": "ada@notriverside.example"}).status_code == 201
 
 
 def test_one_address_attests_one_level_of_an_act(client, people, mailbox):

@@ -1,7 +1,7 @@
 """one person, one level; attestations mailed by Kindling
 
 Revision ID: 0013
-Revises: 0018
+Revises: 0016
 
 - Organizations may turn joining by code off (`join_code_enabled`, on for every existing one).
 - Attestations record the attester's domain, when the mail was delivered and when a newer
@@ -27,7 +27,7 @@ from alembic import op
 import kindling.platform.base
 
 revision = '0013'
-down_revision = '0018'
+down_revision = '0016'
 branch_labels = None
 depends_on = None
 
