@@ -97,7 +97,8 @@ def test_verification_decisions_and_attestation_answers_are_logged(client, make,
     assert client.post("/api/attestations/answer", json=answer).status_code == 200
     events = events_of(client, admin, subjectId=act_id)
     assert [e["type"] for e in events] == ["act.recorded", "verification.decided", "attestation.answered"]
-    assert events[1]["actorId"] == manager.user.id and events[1]["data"] == {"level": 3, "decision": "approve"}
+    assert events[1]["actorId"] == manager.user.id
+    assert events[1]["data"] == {"level": 3, "decision": "approve", "authority": "manager"}
     assert events[2]["actorId"] is None
     assert events[2]["data"] == {
         "attestationId": attestation["id"], "level": 5, "decision": "confirm", "requestedBy": sender.user.id,
