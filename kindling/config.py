@@ -6,6 +6,7 @@ import dataclasses
 import os
 import re
 import typing
+import urllib.parse
 from collections.abc import Mapping
 
 from kindling.evidence.keys import parse_private_key, parse_public_keys
@@ -48,6 +49,12 @@ class Settings:
     # Ed25519 seed evidence is signed with, and the raw public keys it was signed with before.
     evidence_signing_key: bytes | None = None
     evidence_previous_keys: tuple[bytes, ...] = ()
+    # The mail server attestations are sent through (smtp:// with STARTTLS when offered, or
+    # smtps://) and the sender they come from; their /attest links point to `public_url`.
+    smtp_url: str | None = None
+    mail_from: str | None = None
+    # Seconds the mail server has to answer each step; tests shorten it, so it is not read from the environment.
+    mail_timeout: float = 10.0
     # Check every response against openapi.yaml. The test suite turns it on; it is not read from
     # the environment, since a production server should not spend its time on it.
     validate_responses: bool = False
@@ -123,6 +130,7 @@ class Settings:
                 raise ConfigError("PUBLIC_URL must be an http(s) URL without query, fragment or credentials")
             if environment == "production" and not public_url.startswith("https://"):
                 raise ConfigError("PUBLIC_URL must use https when ENVIRONMENT=production")
+        smtp_url, mail_from = _mail(text, public_url)
         return cls(
             database_url=database_url,
             redis_url=redis_url,
@@ -142,8 +150,30 @@ class Settings:
             wellbeing_comment_retention_days=int(retention_text),
             evidence_signing_key=signing_key,
             evidence_previous_keys=previous_keys,
+            smtp_url=smtp_url,
+            mail_from=mail_from,
             api_docs=_flag(env, "API_DOCS", default=environment in ("development", "test")),
         )
+
+
+def _mail(text, public_url: str | None) -> tuple[str | None, str | None]:
+    """SMTP_URL and MAIL_FROM, checked together: mail needs a sender, and links that lead back here."""
+    smtp_url, mail_from = text("SMTP_URL"), text("MAIL_FROM")
+    if smtp_url is None:
+        return None, mail_from
+    smtp = urllib.parse.urlsplit(smtp_url)
+    try:
+        smtp.port  # noqa: B018 (it raises on a port that is not a number)
+    except ValueError:
+        raise ConfigError("SMTP_URL has a port that is not a number") from None
+    if smtp.scheme not in ("smtp", "smtps") or not smtp.hostname or smtp.path not in ("", "/"):
+        raise ConfigError("SMTP_URL must be smtp://[user:password@]host[:port] or smtps://…")
+    if mail_from is None or "@" not in mail_from:
+        raise ConfigError("MAIL_FROM (the address attestation mails come from) is required with SMTP_URL")
+    # Never the request's Host: a requester could point the mailed link at a site of their own.
+    if public_url is None:
+        raise ConfigError("PUBLIC_URL (where the /attest links in attestation mails point) is required with SMTP_URL")
+    return smtp_url, mail_from
 
 
 def _flag(env: Mapping[str, str], name: str, *, default: bool = False) -> bool:

@@ -17,17 +17,21 @@ from kindling.platform.database import upgrade
 from kindling.web.app import create_app
 from tests import factories
 
-pytest_plugins = ["tests.fake_provider", "tests.live", "tests.openid_provider", "tests.receiver", "tests.servers"]
+pytest_plugins = ["tests.fake_provider", "tests.live", "tests.mail", "tests.openid_provider", "tests.receiver", "tests.servers"]
 
 
 @pytest.fixture(scope="session")
-def settings(tmp_path_factory) -> Settings:
+def settings(tmp_path_factory, mail_server) -> Settings:
     url = os.environ.get("TEST_DATABASE_URL") or f"sqlite:///{tmp_path_factory.mktemp('db') / 'kindling.db'}"
     return Settings(
         database_url=url,
         redis_url=os.environ.get("TEST_REDIS_URL") or None,
         environment="test",
         validate_responses=True,
+        # Attestation mails go to a real SMTP server on loopback (tests/mail.py).
+        smtp_url=mail_server.url,
+        mail_from="Kindling <attest@kindling.test>",
+        public_url="https://kindling.test",
     )
 
 
@@ -72,9 +76,9 @@ def client(app):
 
 
 @pytest.fixture
-def make(db, runtime):
+def make(db, runtime, mail_server):
     """The factories of test data, bound to the test's database session and the app's cache."""
-    return factories.Factories(db, runtime.cache)
+    return factories.Factories(db, runtime.cache, mailer=runtime.mailer, mailbox=mail_server)
 
 
 @pytest.fixture

@@ -28,7 +28,8 @@ class LiveServer:
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         command = command or [sys.executable, "-m", "kindling.cli", "serve", "--workers", str(workers), "--port"]
-        # Logs go to a file, not a pipe: a pipe nobody reads fills up and blocks a chatty server.
+        # Logs (stderr, and stdout, where uvicorn's access log goes) go to a file, not a pipe: a pipe
+        # nobody reads fills up and blocks a chatty server.
         self.log_path = pathlib.Path(tempfile.mkstemp(prefix="kindling-server-", suffix=".log")[1])
         with self.log_path.open("w") as log:
             self.process = subprocess.Popen(

@@ -18,6 +18,7 @@ from tests.factories.volunteering import CENTRE, north_of
 from tests.helpers import assert_envelope
 
 SVG = "{http://www.w3.org/2000/svg}"
+NOTE = {"note": "Seen at the venue"}
 
 
 def coded_opportunity(make, organiser, *, require_code: bool = True) -> VolunteerOpportunity:
@@ -169,14 +170,14 @@ def test_organisers_approve_unverified_check_ins(client, make, db):
     if record["verified"]:  # one chance in a million that 000000 is the code of the moment
         record = check_in(client, make.member(admin), opportunity).json()
     path = f"/api/volunteer/{opportunity.id}/check-ins/{record['id']}/approve"
-    assert_envelope(client.post(path, json={}, headers=member.headers), 403, "forbidden")
+    assert_envelope(client.post(path, json=NOTE, headers=member.headers), 403, "forbidden")
     response = client.post(path, json={"note": "  Seen at the door  "}, headers=manager.headers)
     assert response.status_code == 200, response.text
     approved = response.json()["data"]
     assert approved["verified"] is True
     assert approved["evidence"] == {**record["evidence"], "approvedBy": manager.user.id}
     assert db.get(CheckIn, record["id"]).approval_note == "Seen at the door"
-    assert_envelope(client.post(path, json={}, headers=admin.headers), 409, "already_verified")
+    assert_envelope(client.post(path, json=NOTE, headers=admin.headers), 409, "already_verified")
     counts = client.get(f"/api/volunteer/{opportunity.id}", headers=manager.headers).json()["data"]["checkIns"]
     assert counts["verified"] == 1
 
@@ -187,8 +188,8 @@ def test_nobody_approves_their_own_check_in(client, make, db):
     opportunity = coded_opportunity(make, admin)
     own = check_in(client, manager, opportunity).json()
     path = f"/api/volunteer/{opportunity.id}/check-ins/{own['id']}/approve"
-    assert_envelope(client.post(path, json={}, headers=manager.headers), 403, "own_check_in")
-    assert client.post(path, json={}, headers=admin.headers).status_code == 200
+    assert_envelope(client.post(path, json=NOTE, headers=manager.headers), 403, "own_check_in")
+    assert client.post(path, json=NOTE, headers=admin.headers).status_code == 200
 
 
 def test_approval_of_other_records_answers_404(client, make, db):
@@ -205,14 +206,14 @@ def test_approval_of_other_records_answers_404(client, make, db):
         (opportunity.id, str(uuid.uuid4())),
         (str(uuid.uuid4()), record["id"]),
     ]:
-        response = client.post(f"/api/volunteer/{opportunity_id}/check-ins/{check_in_id}/approve", json={}, headers=admin.headers)
+        response = client.post(f"/api/volunteer/{opportunity_id}/check-ins/{check_in_id}/approve", json=NOTE, headers=admin.headers)
         assert_envelope(response, 404, "not_found")
     assert_envelope(client.get(f"/api/volunteer/{foreign.id}/check-ins", headers=admin.headers), 404, "not_found")
 
 
 @pytest.mark.parametrize(
-    "body", [{"note": 5}, {"note": "x" * 501}, {"reason": "ok"}, [], "note"],
-    ids=["number", "too long", "unknown field", "array", "string"],
+    "body", [{}, {"note": ""}, {"note": "   "}, {"note": 5}, {"note": "x" * 501}, {"note": "ok", "reason": "ok"}, [], "note"],
+    ids=["empty", "empty note", "blank note", "number", "too long", "unknown field", "array", "string"],
 )
 def test_malformed_approvals_are_400(client, make, db, body):
     admin = make.admin()

@@ -68,12 +68,29 @@ def test_api_docs_are_served_in_development_and_only_when_asked_in_production(en
         ({"WELLBEING_COMMENT_RETENTION_DAYS": "0"}, "WELLBEING_COMMENT_RETENTION_DAYS"),
         ({"WELLBEING_COMMENT_RETENTION_DAYS": "a year"}, "WELLBEING_COMMENT_RETENTION_DAYS"),
         ({"ENVIRONMENT": "production"}, "SECRET_KEY"),
+        ({"SMTP_URL": "http://mail.example.com"}, "SMTP_URL"),
+        ({"SMTP_URL": "smtp://mail.example.com:port", "MAIL_FROM": "a@example.com"}, "SMTP_URL"),
+        ({"SMTP_URL": "smtp://mail.example.com"}, "MAIL_FROM"),
+        ({"SMTP_URL": "smtp://mail.example.com", "MAIL_FROM": "nobody"}, "MAIL_FROM"),
+        ({"PUBLIC_URL": "kindling.example.com"}, "PUBLIC_URL"),
+        ({"SMTP_URL": "smtps://mail.example.com", "MAIL_FROM": "a@example.com"}, "PUBLIC_URL"),
     ],
 )
 def test_bad_values_fail_with_one_line(env, mentions):
     with pytest.raises(ConfigError) as raised:
         Settings.from_env(env)
     assert mentions in str(raised.value) and "\n" not in str(raised.value)
+
+
+def test_mail_settings():
+    settings = Settings.from_env(
+        {"SMTP_URL": "smtp://user:p%40ss@mail.example.com:2525", "MAIL_FROM": "Kindling <attest@example.com>",
+         "PUBLIC_URL": "https://kindling.example.com/"}
+    )
+    assert (settings.smtp_url, settings.mail_from) == ("smtp://user:p%40ss@mail.example.com:2525", "Kindling <attest@example.com>")
+    assert settings.public_url == "https://kindling.example.com" and settings.mail_timeout == 10
+    unset = Settings.from_env({})
+    assert (unset.smtp_url, unset.mail_from) == (None, None)
 
 
 def run_cli(*args, **env):

@@ -87,13 +87,17 @@ def populate(api: Api, database_url: str) -> dict[str, str]:
 
 @pytest.mark.live
 @pytest.mark.parametrize("account", ["consultant", "member", "manager", "admin"])
-def test_every_operation_honours_the_contract(account, fresh_database_url, live_server, tmp_path):
+def test_every_operation_honours_the_contract(account, fresh_database_url, live_server, mailbox, tmp_path):
     upgrade(fresh_database_url)
     server = live_server(
         DATABASE_URL=fresh_database_url,
         RATE_LIMIT_MULTIPLIER="1000",
         PAYMENT_WEBHOOK_SECRET=PAYMENT_SECRET,
         AUTH_WEBHOOK_SECRET="whsec_Y29udHJhY3QtdGVzdC1zZWNyZXQ=",
+        # Attestation requests are mailed, to the test's SMTP server.
+        SMTP_URL=mailbox.url,
+        MAIL_FROM="attest@contract.test",
+        PUBLIC_URL="https://kindling.test",
     )
     api = Api(server.url)
     tokens = populate(api, fresh_database_url)

@@ -159,3 +159,84 @@ def test_0010_starts_existing_acts_at_verified_level_one(fresh_database_url):
         ("a5", 5, 1, "pending", "external"),
     ]
     assert tuple(tally) == (5, 5, 5)
+
+
+def test_0013_stores_recipients_canonically_and_holds_disputed_acts_at_level_one(fresh_database_url):
+    """A recipient id in capitals becomes the member's id, with its ripple count and tallies; a
+    standing dispute brings its act back to level 1; an open attestation of the old kind is cancelled."""
+    upgrade(fresh_database_url, "0011")
+    engine = create_engine(fresh_database_url)
+    member = str(uuid.uuid4())
+    now = dt.datetime(2026, 11, 1, tzinfo=dt.UTC)
+    with engine.begin() as connection:
+        connection.execute(
+            text("INSERT INTO organizations (id, name, slug, join_code, currency, created_at) VALUES ('o', 'O', 'o', 'j', 'USD', :now)"),
+            {"now": now},
+        )
+        for user, role in (("sender", "member"), (member, "member"), ("boss", "manager")):
+            connection.execute(
+                text(
+                    "INSERT INTO users (id, email, name, password_hash, account_type, organization_id, role, active, created_at)"
+                    " VALUES (:id, :id || '@example.test', :id, '!', 'member', 'o', :role, true, :now)"
+                ),
+                {"id": user, "role": role, "now": now},
+            )
+        acts = [
+            # (id, sender, recipient, requested, verified, status, awaiting, ripple_count, created_at)
+            ("shouted", "sender", member.upper(), 1, 1, "verified", None, 0, now),
+            ("passed-on", member, "outsider", 1, 1, "verified", None, 0, now + dt.timedelta(days=1)),
+            ("disputed", "sender", member, 3, 3, "verified", None, 0, now),
+        ]
+        for act_id, sender, recipient, requested, verified, status, awaiting, ripples, at in acts:
+            connection.execute(
+                text(
+                    "INSERT INTO kindness_acts (id, organization_id, user_id, recipient_id, description, category,"
+                    " verification_level, verified_level, verification_status, verification_awaiting, media, ripple_count,"
+                    " created_at, updated_at)"
+                    " VALUES (:id, 'o', :sender, :recipient, 'Helped', 'community', :requested, :verified, :status, :awaiting,"
+                    " '[]', :ripples, :at, :at)"
+                ),
+                {"id": act_id, "sender": sender, "recipient": recipient, "requested": requested, "verified": verified,
+                 "status": status, "awaiting": awaiting, "ripples": ripples, "at": at},
+            )
+        for level, decision, by in ((2, "dispute", member), (3, "approve", "boss")):
+            connection.execute(
+                text(
+                    "INSERT INTO verification_decisions (id, act_id, level, decision, decided_by, decided_at)"
+                    " VALUES (:id, 'disputed', :level, :decision, :by, :now)"
+                ),
+                {"id": f"d{level}", "level": level, "decision": decision, "by": by, "now": now},
+            )
+        connection.execute(
+            text(
+                "INSERT INTO attestations (id, act_id, level, token_hash, requested_by, attester_name, created_at, expires_at)"
+                " VALUES ('open', 'passed-on', 5, :hash, :member, 'Ada', :now, :later)"
+            ),
+            {"hash": "0" * 64, "member": member, "now": now, "later": now + dt.timedelta(days=14)},
+        )
+        connection.execute(
+            text("INSERT INTO kindness_tallies (organization_id, category, acts, verification_sum, ripple_sum) VALUES ('o', 'community', 3, 5, 0)")
+        )
+        for recipient in (member.upper(), "outsider", member):
+            connection.execute(
+                text("INSERT INTO kindness_recipient_tallies (organization_id, recipient_id, acts) VALUES ('o', :recipient, 1)"),
+                {"recipient": recipient},
+            )
+    upgrade(fresh_database_url, "0013")
+    with engine.connect() as connection:
+        rows = connection.execute(
+            text("SELECT id, recipient_id, verified_level, verification_status, verification_awaiting, ripple_count FROM kindness_acts ORDER BY id")
+        ).all()
+        tally = connection.execute(text("SELECT acts, verification_sum, ripple_sum FROM kindness_tallies")).one()
+        recipients = connection.execute(text("SELECT recipient_id, acts FROM kindness_recipient_tallies ORDER BY recipient_id")).all()
+        cancelled = connection.execute(text("SELECT cancelled_at FROM attestations")).scalar()
+        joinable = connection.execute(text("SELECT join_code_enabled FROM organizations")).scalar()
+    engine.dispose()
+    assert [tuple(row) for row in rows] == [
+        ("disputed", member, 1, "disputed", "admin", 0),
+        ("passed-on", "outsider", 1, "verified", None, 0),
+        ("shouted", member, 1, "verified", None, 1),  # the member passed kindness on the next day
+    ]
+    assert tuple(tally) == (3, 3, 1)
+    assert sorted(tuple(row) for row in recipients) == sorted([(member, 2), ("outsider", 1)])
+    assert cancelled is not None and joinable

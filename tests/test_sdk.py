@@ -67,12 +67,12 @@ def model(name: str):
 
 
 @pytest.mark.live
-def test_a_consultants_first_day_through_the_generated_sdk(sdk, fresh_database_url, live_server):
+def test_a_consultants_first_day_through_the_generated_sdk(sdk, fresh_database_url, live_server, mailbox):
     upgrade(fresh_database_url)
-    server = live_server(DATABASE_URL=fresh_database_url)
+    server = live_server(DATABASE_URL=fresh_database_url, SMTP_URL=mailbox.url, MAIL_FROM="attest@harbour.test", PUBLIC_URL="https://kindling.test")
     clients = contextlib.ExitStack()  # each SDK client holds a connection pool to close
     with clients:
-        journey(sdk, server.url, clients, fresh_database_url)
+        journey(sdk, server.url, clients, fresh_database_url, mailbox)
 
 
 def make_manager(database_url: str, email: str) -> None:
@@ -83,7 +83,7 @@ def make_manager(database_url: str, email: str) -> None:
     engine.dispose()
 
 
-def journey(sdk, url: str, clients: contextlib.ExitStack, database_url: str) -> None:
+def journey(sdk, url: str, clients: contextlib.ExitStack, database_url: str, mailbox) -> None:
     anonymous = clients.enter_context(sdk.Client(base_url=url, raise_on_unexpected_status=True))
     health = expect(operation("health.get_health").sync_detailed(client=anonymous), HTTPStatus.OK)
     assert health.status.value == "ok"
@@ -212,14 +212,17 @@ def journey(sdk, url: str, clients: contextlib.ExitStack, database_url: str) -> 
                                       verification_level=5, recipient_id="town-food-bank")
     drive = expect(operation("kindness.create_act").sync_detailed(client=member, body=body), HTTPStatus.CREATED).data
     request = model("AttestationCreate")(level=model("AttestationCreateLevel").VALUE_5, attester_name="Olu",
-                                         attester_organization="Town Food Bank")
-    token = expect(
+                                         attester_organization="Town Food Bank", attester_email="olu@foodbank.test")
+    mailed = expect(
         operation("verification.request_attestation").sync_detailed(drive.id, client=member, body=request), HTTPStatus.CREATED
-    ).data.token
-    shown = expect(operation("verification.read_attestation").sync_detailed(token, client=anonymous), HTTPStatus.OK).data
+    ).data
+    assert mailed.attester_domain == "foodbank.test"
+    token = mailbox.token_for("olu@foodbank.test")  # what Olu finds in the mail Kindling sent
+    lookup = model("AttestationLookup")(token=token)
+    shown = expect(operation("verification.lookup_attestation").sync_detailed(client=anonymous, body=lookup), HTTPStatus.OK).data
     assert (shown.organization_name, shown.description) == ("Harbour Foods", "Ran the Saturday food bank")
-    answer = model("AttestationAnswer")(decision=model("AttestationAnswerDecision").CONFIRM, name="Olu Adeyemi")
-    expect(operation("verification.answer_attestation").sync_detailed(token, client=anonymous, body=answer), HTTPStatus.OK)
+    answer = model("AttestationAnswer")(token=token, decision=model("AttestationAnswerDecision").CONFIRM, name="Olu Adeyemi")
+    expect(operation("verification.answer_attestation").sync_detailed(client=anonymous, body=answer), HTTPStatus.OK)
     assert expect(operation("kindness.get_act").sync_detailed(drive.id, client=admin), HTTPStatus.OK).data.verified_level == 5
 
     # Revoked, the token no longer opens anything.

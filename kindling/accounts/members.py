@@ -10,6 +10,7 @@ from kindling.accounts.models import User
 from kindling.accounts.scim.models import DirectoryGroup, GroupMembership
 from kindling.errors import NotFound
 from kindling.platform import pagination
+from kindling.platform.access import canonical_id
 
 
 def list_members(
@@ -54,7 +55,7 @@ def remove_member(db: Session, *, organization_id: str, user_id: str, actor_id: 
 
 def _member_for_change(db: Session, *, organization_id: str, user_id: str) -> User:
     roles.lock_organization(db, organization_id)
-    user = db.get(User, user_id, with_for_update=True, populate_existing=True)
+    user = db.get(User, canonical_id(user_id), with_for_update=True, populate_existing=True)
     if user is None or user.organization_id != organization_id or not user.active:
         raise NotFound("No such member of this organization")
     return user

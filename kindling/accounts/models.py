@@ -17,6 +17,8 @@ class Organization(Base):
     name: Mapped[str] = mapped_column(String(200))
     slug: Mapped[str] = mapped_column(String(220), unique=True)
     join_code: Mapped[str] = mapped_column(String(32), unique=True)
+    # Off for organizations whose people come from their directory (docs/decisions.md §2).
+    join_code_enabled: Mapped[bool] = mapped_column(Boolean, default=True, server_default="1")
     currency: Mapped[str] = mapped_column(String(3), default="USD")
     created_at: Mapped[dt.datetime] = mapped_column(default=utcnow)
 

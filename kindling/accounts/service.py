@@ -52,7 +52,10 @@ def sign_up(
         if organization_name is not None:
             organization, role = create_organization(db, name=organization_name.strip()), "admin"
         elif join_code is not None:
-            organization = db.scalar(select(Organization).where(Organization.join_code == join_code.strip()))
+            organization = db.scalar(
+                select(Organization).where(Organization.join_code == join_code.strip(), Organization.join_code_enabled.is_(True))
+            )
+            # A code turned off is no code: the answer is the unknown code's.
             if organization is None:
                 raise BadRequest("Unknown join code", code="unknown_join_code")
             if _sso_enforced(db, organization.id, email_domain=email.rpartition("@")[2]):
@@ -80,8 +83,24 @@ def sign_up(
 
 def create_organization(db: DbSession, *, name: str) -> Organization:
     """A new organization with a unique slug and join code."""
-    organization = Organization(name=name, slug=_unique_slug(db, name), join_code=secrets.token_urlsafe(9))
+    organization = Organization(name=name, slug=_unique_slug(db, name), join_code=new_join_code())
     db.add(organization)
+    db.flush()
+    return organization
+
+
+def new_join_code() -> str:
+    """12 URL-safe characters from 9 random bytes."""
+    return secrets.token_urlsafe(9)
+
+
+def set_join_code(db: DbSession, *, organization_id: str, enabled: bool | None = None, rotate: bool = False) -> Organization:
+    """Turn joining by code on or off, and issue a new code on `rotate` (the old one stops working)."""
+    organization = db.get_one(Organization, organization_id, with_for_update=True, populate_existing=True)
+    if enabled is not None:
+        organization.join_code_enabled = enabled
+    if rotate:
+        organization.join_code = new_join_code()
     db.flush()
     return organization
 

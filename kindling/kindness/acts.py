@@ -26,7 +26,7 @@ from kindling.kindness import stats as kindness_stats
 from kindling.kindness import verification_status
 from kindling.kindness.models import KindnessAct, KindnessRecipientTally, KindnessTally
 from kindling.platform import pagination
-from kindling.platform.access import Principal
+from kindling.platform.access import Principal, canonical_id
 from kindling.platform.base import utcnow
 from kindling.platform.cache import Cache
 from kindling.platform.database import changed_rows
@@ -61,6 +61,7 @@ def create_act(
     created_at: dt.datetime | None = None,
 ) -> KindnessAct:
     """Record an act the caller did for `recipient_id` (at `created_at`, by default now)."""
+    recipient_id = canonical_id(recipient_id)
     if recipient_id == caller.user_id:
         raise BadRequest("The recipient cannot be the sender", code="self_recognition")
     organization_id = caller.member_of
@@ -203,7 +204,7 @@ def list_acts(
     if category is not None:
         query = query.where(KindnessAct.category == category)
     if user_id is not None:
-        query = query.where(KindnessAct.user_id == user_id)
+        query = query.where(KindnessAct.user_id == canonical_id(user_id))
     if since is not None:
         query = query.where(KindnessAct.created_at >= since)
     if until is not None:

@@ -3,25 +3,27 @@
 Who may give the evidence of each level (docs/decisions.md §6): the recipient confirms level 2
 (an external recipient through an attestation), a manager or admin approves level 3, an admin
 records level 4 with its HR reference, a third party attests level 5. Nobody verifies an act
-they sent. Each level is decided once; `decide` and `answer_attestation` are the only two ways
-a decision is recorded.
+they sent, and one person gives one level of it. Each level is decided once; `decide` and
+`answer_attestation` are the only two ways a decision is recorded. Attestations are mailed by
+Kindling to an independent address, and the token is only ever in that mail.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+import hashlib
 import secrets
 
-from sqlalchemy import and_, case, or_, select, tuple_
+from sqlalchemy import and_, case, func, or_, select, tuple_, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session as DbSession
 from sqlalchemy.sql.elements import ColumnElement
 
 from kindling.accounts import reporting_lines
-from kindling.accounts.models import Organization, User
+from kindling.accounts.models import Organization, SsoDomain, User
 from kindling.accounts.sessions import hash_token
-from kindling.errors import BadRequest, Conflict, Forbidden, NotFound, invalid
+from kindling.errors import BadRequest, Conflict, Forbidden, NotFound, ServiceUnavailable, field_error, invalid
 from kindling.evidence import log as evidence
 from kindling.evidence import replay
 from kindling.kindness import acts as kindness
@@ -29,9 +31,10 @@ from kindling.kindness import stats as kindness_stats
 from kindling.kindness import verification_status
 from kindling.kindness.models import KindnessAct
 from kindling.kindness.verification_models import Attestation, VerificationDecision
-from kindling.platform.access import Principal
+from kindling.platform.access import Principal, canonical_id
 from kindling.platform.base import utcnow
 from kindling.platform.cache import Cache
+from kindling.platform.mail import Mailer, MailError
 from kindling.platform.pagination import decode_name_cursor, encode_name_cursor
 
 DECISIONS = {2: ("confirm", "dispute"), 3: ("approve", "reject"), 4: ("approve", "reject")}
@@ -58,7 +61,7 @@ def decide(
         raise invalid("body", "decision", f"must be {allowed} on level {level}")
     if level == 4 and decision == "approve" and reference is None:
         raise invalid("body", "reference", "is required to approve level 4: the HR record it rests on")
-    _check_decider(act, caller, level)
+    _check_decider(db, act, caller, level)
     authority = _authority(db, act, caller, level)
     decisions = verification_status.decisions_of(db, act.id)
     _check_open(act, level, decisions)
@@ -131,28 +134,58 @@ def _pending_position(key: str) -> tuple[int, dt.datetime]:
 
 def request_attestation(
     db: DbSession,
+    mailer: Mailer | None,
     *,
     caller: Principal,
     act_id: str,
     level: int,
     attester_name: str,
+    attester_email: str,
     attester_organization: str | None = None,
-    attester_email: str | None = None,
-) -> tuple[Attestation, str]:
-    """Ask someone without an account to attest an act; the token is returned this once only."""
-    kindness.lock_organization(db, caller.member_of)
+    page_url: str | None,
+) -> Attestation:
+    """Mail an independent person the link to attest an act; the token is only ever in that mail.
+
+    The mail goes out before anything is stored, outside the organization's lock (a slow mail
+    server holds up nobody else's writes): a mail server that refuses or stays silent leaves no
+    attestation open, and the request's checks are made again once the lock is held.
+    """
+    if mailer is None or page_url is None:
+        raise ServiceUnavailable("Kindling sends attestations by mail, and no mail server is configured", code="mail_unavailable")
     act = kindness.get_act(db, caller=caller, act_id=act_id)
-    if caller.user_id != act.user_id and not caller.is_admin:
-        raise Forbidden("Only the act's sender or an organization admin asks for an attestation")
-    if level == 5 and attester_organization is None:
-        raise invalid("body", "attesterOrganization", "is required for an external validation (level 5)")
-    if level == 2 and verification_status.recipient_is_member(
-        db, organization_id=act.organization_id, recipient_id=act.recipient_id
-    ):
-        raise Conflict("The recipient is a member of the organization and confirms level 2 in person", code="recipient_is_member")
-    _check_open(act, level, verification_status.decisions_of(db, act.id))
+    _check_attestation_request(db, act, caller=caller, level=level, attester_organization=attester_organization)
+    address = attester_email.strip()
+    _check_independent(db, act, caller=caller, level=level, address=address)
+    organization = db.get_one(Organization, act.organization_id)
     token = secrets.token_urlsafe(32)
     now = utcnow()
+    expires_at = now + ATTESTATION_LIFETIME
+    try:
+        delivered_at = mailer.send(
+            to=address,
+            subject=_one_line(f"{organization.name} asks you to confirm an act of kindness"),
+            text=_attestation_mail(
+                organization=organization.name, act=act, level=level, name=attester_name,
+                link=f"{page_url}/attest#{token}", expires_at=expires_at,
+            ),
+        )
+    except MailError:
+        raise ServiceUnavailable("The mail server did not take the attestation mail; nothing was sent", code="mail_unavailable") from None
+    kindness.lock_organization(db, act.organization_id)
+    db.refresh(act)
+    _check_attestation_request(db, act, caller=caller, level=level, attester_organization=attester_organization)
+    # At most one open request per act and level: the newest one stands.
+    db.execute(
+        update(Attestation)
+        .where(
+            Attestation.act_id == act.id,
+            Attestation.level == level,
+            Attestation.answered_at.is_(None),
+            Attestation.cancelled_at.is_(None),
+        )
+        .values(cancelled_at=now)
+        .execution_options(synchronize_session=False)
+    )
     attestation = Attestation(
         act_id=act.id,
         level=level,
@@ -160,13 +193,20 @@ def request_attestation(
         requested_by=caller.user_id,
         attester_name=attester_name,
         attester_organization=attester_organization,
-        attester_email=attester_email,
+        attester_email=address,
+        attester_domain=_domain(address),
         created_at=now,
-        expires_at=now + ATTESTATION_LIFETIME,
+        expires_at=expires_at,
+        delivered_at=delivered_at,
     )
     db.add(attestation)
     db.flush()
-    return attestation, token
+    return attestation
+
+
+def claimed_email_domains(db: DbSession, *, organization_id: str) -> frozenset[str]:
+    """The email domains the organization claims for its single sign-on (docs/decisions.md §13)."""
+    return frozenset(db.scalars(select(SsoDomain.domain).where(SsoDomain.organization_id == organization_id)))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -178,8 +218,8 @@ class AttestationPage:
     act: KindnessAct
 
 
-def read_attestation(db: DbSession, *, token: str) -> AttestationPage:
-    """The open attestation a token stands for; unknown, used and expired tokens are alike not found."""
+def lookup_attestation(db: DbSession, *, token: str) -> AttestationPage:
+    """The open attestation a token stands for; unknown, used, replaced and expired tokens are alike not found."""
     attestation = _open_attestation(db, token)
     act = db.get_one(KindnessAct, attestation.act_id)
     return AttestationPage(attestation, db.get_one(Organization, act.organization_id).name, act)
@@ -202,7 +242,7 @@ def answer_attestation(
     # Under the lock, a concurrent answer to the same token has either committed or not begun.
     db.refresh(attestation)
     db.refresh(act)
-    if attestation.answered_at is not None:
+    if attestation.answered_at is not None or attestation.cancelled_at is not None:
         raise NotFound("No such attestation")
     decisions = verification_status.decisions_of(db, act.id)
     _check_open(act, attestation.level, decisions)
@@ -215,34 +255,136 @@ def answer_attestation(
         act_id=act.id, level=attestation.level, decision=decision, attestation_id=attestation.id, decided_at=now
     )
     _record(db, cache, act, record, decisions)
-    # The attester has no account: the log keeps the attestation's id, never the attester's name.
+    # The attester has no account, so the event's actorId is null: the answer is tied to the address
+    # it was mailed to by attesterKey, which tells an auditor which answers came from one address
+    # without naming it, and to the member who asked for it by requestedBy (docs/evidence.md).
     evidence.append(
         db,
         organization_id=act.organization_id,
         type=evidence.ATTESTATION_ANSWERED,
         subject=("act", act.id),
         actor_id=None,
-        data={"attestationId": attestation.id, "level": attestation.level, "decision": decision},
+        data={
+            "attestationId": attestation.id,
+            "level": attestation.level,
+            "decision": decision,
+            "requestedBy": attestation.requested_by,
+            "attesterDomain": attestation.attester_domain,
+            "attesterKey": attester_key(act.organization_id, attestation.attester_email),
+        },
     )
     return record
 
 
+def attester_key(organization_id: str, address: str | None) -> str | None:
+    """Hex SHA-256 of the organization id, a line feed, and the lower-cased address (docs/evidence.md)."""
+    if address is None:
+        return None
+    return hashlib.sha256(f"{organization_id}\n{address.lower()}".encode()).hexdigest()
+
+
 def _open_attestation(db: DbSession, token: str) -> Attestation:
     attestation = db.scalar(select(Attestation).where(Attestation.token_hash == hash_token(token)))
-    if attestation is None or attestation.answered_at is not None or attestation.expires_at <= utcnow():
+    if (
+        attestation is None
+        or attestation.answered_at is not None
+        or attestation.cancelled_at is not None
+        or attestation.expires_at <= utcnow()
+    ):
         raise NotFound("No such attestation")
     return attestation
 
 
-def _check_decider(act: KindnessAct, caller: Principal, level: int) -> None:
+def _check_attestation_request(
+    db: DbSession, act: KindnessAct, *, caller: Principal, level: int, attester_organization: str | None
+) -> None:
+    if caller.user_id != act.user_id and not caller.is_admin:
+        raise Forbidden("Only the act's sender or an organization admin asks for an attestation")
+    if level == 5 and attester_organization is None:
+        raise invalid("body", "attesterOrganization", "is required for an external validation (level 5)")
+    if level == 2 and verification_status.recipient_is_member(
+        db, organization_id=act.organization_id, recipient_id=act.recipient_id
+    ):
+        raise Conflict("The recipient is a member of the organization and confirms level 2 in person", code="recipient_is_member")
+    _check_open(act, level, verification_status.decisions_of(db, act.id))
+
+
+def _check_independent(db: DbSession, act: KindnessAct, *, caller: Principal, level: int, address: str) -> None:
+    """The attester is nobody the organization could speak for: no member, no requester, no claimed domain,
+    and nobody asked for another level of the same act (one person, one level)."""
+    lowered = address.lower()
+    member = db.scalar(
+        select(User.id).where(User.organization_id == act.organization_id, func.lower(User.email) == lowered).limit(1)
+    )
+    requester = db.get_one(User, caller.user_id)
+    domain = _domain(address)
+    claimed = claimed_email_domains(db, organization_id=act.organization_id)
+    other_level = db.scalar(
+        select(Attestation.id)
+        .where(Attestation.act_id == act.id, Attestation.level != level, func.lower(Attestation.attester_email) == lowered)
+        .limit(1)
+    )
+    if (
+        member is not None
+        or requester.email.lower() == lowered
+        or any(domain == claim or domain.endswith("." + claim) for claim in claimed)
+        or other_level is not None
+    ):
+        raise Conflict(
+            "The attester must be independent of the organization: not a member's, the requester's or an SSO domain's "
+            "address, nor one asked to attest another level of this act",
+            code="attester_not_independent",
+            details={"errors": [field_error("body", "attesterEmail", "is not an independent address")]},
+        )
+
+
+def _domain(address: str) -> str:
+    return address.rsplit("@", 1)[-1].lower()
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split())
+
+
+def _attestation_mail(
+    *, organization: str, act: KindnessAct, level: int, name: str, link: str, expires_at: dt.datetime
+) -> str:
+    asked = "you received" if level == 2 else "you witnessed"
+    return f"""Hello {_one_line(name)},
+
+{_one_line(organization)} records acts of kindness, and asks you to confirm one {asked}:
+
+  {act.category.replace("_", " ")}, {act.created_at.date().isoformat()}
+  {act.description}
+
+Please confirm or decline it here, by {expires_at.date().isoformat()}:
+
+{link}
+
+The link works once. If you know nothing of this, decline it, or ignore this mail.
+"""
+
+
+def _check_decider(db: DbSession, act: KindnessAct, caller: Principal, level: int) -> None:
     if act.user_id == caller.user_id:
         raise Forbidden("Nobody verifies an act they sent", code="conflict_of_interest")
-    if level == 2 and caller.user_id != act.recipient_id:
+    # Ids are compared canonically: the act stores its recipient's id as the caller's is issued.
+    is_recipient = canonical_id(act.recipient_id) == caller.user_id
+    if level == 2 and not is_recipient:
         raise Forbidden("Only the act's recipient confirms or disputes level 2")
+    decided = db.scalar(
+        select(VerificationDecision.level).where(
+            VerificationDecision.act_id == act.id, VerificationDecision.decided_by == caller.user_id
+        )
+    )
+    if decided is not None and decided != level:
+        raise Forbidden(f"You decided level {decided} of this act: one person gives one level", code="conflict_of_interest")
     if level == 3 and caller.role not in APPROVERS:
         raise Forbidden("Only a manager or an admin decides level 3")
     if level == 4 and not caller.is_admin:
         raise Forbidden("Only an organization admin decides level 4")
+    if level != 2 and is_recipient:
+        raise Forbidden("The act's recipient decides level 2 only", code="conflict_of_interest")
 
 
 def _authority(db: DbSession, act: KindnessAct, caller: Principal, level: int) -> str | None:
@@ -258,7 +400,9 @@ def _authority(db: DbSession, act: KindnessAct, caller: Principal, level: int) -
 
 
 def _check_open(act: KindnessAct, level: int, decisions: dict[int, str]) -> None:
-    if level > act.verification_level:
+    # An admin's level-4 decision resolves a standing dispute whatever level was asked for.
+    resolves_dispute = level == 4 and replay.dispute_stands(decisions)
+    if level > act.verification_level and not resolves_dispute:
         raise Conflict(
             f"Level {level} is above the requested level {act.verification_level}", code="above_requested_level"
         )

@@ -33,21 +33,26 @@ class VerificationDecision(Base):
 
 
 class Attestation(Base):
-    """A request to a third party (level 5) or an external recipient (level 2) to attest an act."""
+    """A request, mailed by Kindling, to a third party (level 5) or an external recipient (level 2) to attest an act."""
 
     __tablename__ = "attestations"
 
     id: Mapped[str] = mapped_column(String(36), primary_key=True, default=new_id)
     act_id: Mapped[str] = mapped_column(ForeignKey("kindness_acts.id"), index=True)
     level: Mapped[int] = mapped_column(SmallInteger)
-    # SHA-256 of the token; the token itself is shown once, to the requester.
+    # SHA-256 of the token; the token itself is only ever in the mail to the attester.
     token_hash: Mapped[str] = mapped_column(String(64), unique=True)
     requested_by: Mapped[str] = mapped_column(ForeignKey("users.id"))
     attester_name: Mapped[str] = mapped_column(String(200))
     attester_organization: Mapped[str | None] = mapped_column(String(200))
+    # Required since attestations are mailed; null on requests made before.
     attester_email: Mapped[str | None] = mapped_column(String(254))
+    attester_domain: Mapped[str | None] = mapped_column(String(253))
     created_at: Mapped[dt.datetime] = mapped_column(default=utcnow)
     expires_at: Mapped[dt.datetime]
+    # When the mail server accepted the mail; and when a newer request for the same level replaced this one.
+    delivered_at: Mapped[dt.datetime | None]
+    cancelled_at: Mapped[dt.datetime | None]
     # The answer: who gave it, as they named themselves, and what they said.
     answered_at: Mapped[dt.datetime | None]
     answer_name: Mapped[str | None] = mapped_column(String(200))

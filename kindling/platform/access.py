@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import uuid
 
 from kindling.errors import Forbidden
 
@@ -41,6 +42,15 @@ class Principal:
 
     def as_token_info(self) -> dict:
         return {"sub": self.user_id, "principal": self}
+
+
+def canonical_id(value: str) -> str:
+    """One spelling per person: a UUID in any form (capitals, braces, no hyphens, urn:uuid:) as
+    lowercase hyphenated hex, as Kindling issues ids; any other id as given (docs/decisions.md §6)."""
+    try:
+        return str(uuid.UUID(value))
+    except ValueError:
+        return value
 
 
 def principal(token_info: dict) -> Principal:

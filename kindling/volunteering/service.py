@@ -256,11 +256,14 @@ def approve_check_in(
     caller: Principal,
     opportunity_id: str,
     check_in_id: str,
-    note: str | None = None,
+    note: str,
     hours: float | None = None,
 ) -> CheckIn:
-    """An organiser's approval, which makes an unverified check-in verified evidence, and may set
-    the hours of one without a check-out."""
+    """An organiser's approval, with the note that says why, which makes an unverified check-in
+    verified evidence, and may set the hours of one without a check-out."""
+    note = note.strip()
+    if not note:
+        raise invalid("body", "note", "must say why the check-in is approved")
     opportunity = get_opportunity(db, organization_id=caller.member_of, opportunity_id=opportunity_id)
     record = db.get(CheckIn, check_in_id, with_for_update=True, populate_existing=True)
     if record is None or record.opportunity_id != opportunity.id:
@@ -279,7 +282,7 @@ def approve_check_in(
     record.verified = True
     record.approved_by = caller.user_id
     record.approved_at = utcnow()
-    record.approval_note = (note.strip() or None) if note is not None else None
+    record.approval_note = note
     db.flush()
     evidence.append(
         db,

@@ -17,6 +17,7 @@ from kindling.evidence.keys import make_signer
 from kindling.platform.cache import make_cache, redis_breaker
 from kindling.platform.database import make_engine, make_session_factory
 from kindling.platform.health import DatabaseProbe
+from kindling.platform.mail import make_mailer
 from kindling.platform.ratelimit import RateLimiter
 from kindling.web import errors
 from kindling.web.apidocs import SPEC_JSON_PATH, SpecMiddleware
@@ -55,6 +56,7 @@ def create_app(settings: Settings | None = None) -> connexion.FlaskApp:
         cache=make_cache(settings.redis_url, breaker),
         limiter=RateLimiter(settings.redis_url, settings.rate_limit_multiplier, breaker=breaker),
         signer=make_signer(settings.evidence_signing_key, settings.evidence_previous_keys, settings.database_url),
+        mailer=make_mailer(settings.smtp_url, settings.mail_from, settings.mail_timeout),
     )
     # Without API docs, no request passes through Swagger UI's router on its way in; without
     # response validation, none through the response validator's.

@@ -12,6 +12,7 @@ from kindling.config import Settings
 from kindling.evidence.keys import Signer
 from kindling.platform.cache import Cache
 from kindling.platform.health import DatabaseProbe
+from kindling.platform.mail import Mailer
 from kindling.platform.ratelimit import RateLimiter
 
 EXTENSION = "kindling"
@@ -26,10 +27,12 @@ class Runtime:
     cache: Cache
     limiter: RateLimiter
     signer: Signer
+    # None without SMTP_URL: requests that must send mail answer 503 `mail_unavailable`.
+    mailer: Mailer | None = None
 
 
 def runtime() -> Runtime:
-    """The running app's settings, database, cache, limiter and evidence signer."""
+    """The running app's settings, database, cache, limiter, evidence signer and mailer."""
     return flask.current_app.extensions[EXTENSION]
 
 

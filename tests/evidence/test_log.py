@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 
 import pytest
@@ -91,7 +92,7 @@ def test_an_organisers_approval_of_a_check_in_is_logged(client, make, db):
     assert approved["data"] == {"opportunityId": opportunity.id, "verified": True, "hours": 0}
 
 
-def test_verification_decisions_and_attestation_answers_are_logged(client, make):
+def test_verification_decisions_and_attestation_answers_are_logged(client, make, mailbox):
     admin = make.admin()
     manager, sender = make.manager(admin), make.member(admin)
     body = {"description": "Mentored an intern", "category": "peer_recognition", "verificationLevel": 5, "recipientId": "intern-1"}
@@ -100,17 +101,23 @@ def test_verification_decisions_and_attestation_answers_are_logged(client, make)
         f"/api/kindness/{act_id}/verifications", json={"level": 3, "decision": "approve"}, headers=manager.headers
     )
     assert decided.status_code == 201, decided.text
-    ask = {"level": 5, "attesterName": "Priya Attester", "attesterOrganization": "Mentoring Trust"}
+    ask = {"level": 5, "attesterName": "Priya Attester", "attesterOrganization": "Mentoring Trust", "attesterEmail": "priya@trust.test"}
     attestation = client.post(f"/api/kindness/{act_id}/attestations", json=ask, headers=sender.headers).json()["data"]
-    answer = {"decision": "confirm", "name": "Priya Attester", "organization": "Mentoring Trust", "statement": "A private statement"}
-    assert client.post(attestation["url"], json=answer).status_code == 200
+    token = mailbox.token_for("priya@trust.test")
+    answer = {"token": token, "decision": "confirm", "name": "Priya Attester", "organization": "Mentoring Trust", "statement": "A private statement"}
+    assert client.post("/api/attestations/answer", json=answer).status_code == 200
     events = events_of(client, admin, subjectId=act_id)
     assert [e["type"] for e in events] == ["act.recorded", "verification.decided", "attestation.answered"]
     assert events[1]["actorId"] == manager.user.id
     assert events[1]["data"] == {"level": 3, "decision": "approve", "authority": "manager"}
     assert events[2]["actorId"] is None
-    assert events[2]["data"] == {"attestationId": attestation["id"], "level": 5, "decision": "confirm"}
-    assert "Priya" not in json.dumps(events) and "private statement" not in json.dumps(events)
+    assert events[2]["data"] == {
+        "attestationId": attestation["id"], "level": 5, "decision": "confirm", "requestedBy": sender.user.id,
+        "attesterDomain": "trust.test",
+        "attesterKey": hashlib.sha256(f"{admin.organization_id}\npriya@trust.test".encode()).hexdigest(),
+    }
+    for private in ("Priya", "priya@", "private statement", token):
+        assert private not in json.dumps(events)
 
 
 def test_a_payment_event_logs_the_status_with_the_providers_event_id(client, make, db, runtime, monkeypatch):

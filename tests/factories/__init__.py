@@ -11,6 +11,7 @@ from __future__ import annotations
 from sqlalchemy.orm import Session
 
 from kindling.platform.cache import Cache
+from kindling.platform.mail import Mailer
 from tests.factories.accounts import PASSWORD, Account, Accounts
 from tests.factories.activity import Activity
 from tests.factories.clients import Clients
@@ -27,9 +28,12 @@ __all__ = ["PASSWORD", "Account", "Factories"]
 
 
 class Factories(Accounts, Clients, Directory, Donations, Giving, Kindness, Themes, Volunteering, Webhooks, Wellbeing):
-    """Records made in `db`; kindness acts also update statistics kept in `cache`."""
+    """Records made in `db`; kindness acts also update statistics kept in `cache`; attestations are
+    mailed by `mailer` and their tokens read from `mailbox`, the mail server it sends to."""
 
-    def __init__(self, db: Session, cache: Cache) -> None:
+    def __init__(self, db: Session, cache: Cache, *, mailer: Mailer | None = None, mailbox=None) -> None:
         self.db = db
         self.cache = cache
+        self.mailer = mailer
+        self.mailbox = mailbox
         self.activity = Activity(self)

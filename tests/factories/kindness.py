@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import itertools
+from typing import Any
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
@@ -12,7 +13,9 @@ from kindling.accounts.models import Organization, User
 from kindling.kindness import acts as kindness
 from kindling.kindness import verification, verification_status
 from kindling.kindness.models import KindnessAct
+from kindling.kindness.verification_models import VerificationDecision
 from kindling.platform.cache import Cache
+from kindling.platform.mail import Mailer
 from tests.factories.accounts import Account
 from tests.factories.principals import principal
 
@@ -24,6 +27,8 @@ class Kindness:
 
     db: Session
     cache: Cache
+    mailer: Mailer | None
+    mailbox: Any  # tests.mail.MailServer: the mail server `mailer` sends to
 
     def act(
         self,
@@ -66,19 +71,30 @@ class Kindness:
             )
             return
         sender = principal(self.db.get(User, act.user_id))
-        _, token = verification.request_attestation(
-            self.db, caller=sender, act_id=act.id, level=level, attester_name="Ada Attester",
-            attester_organization="Town Food Bank",
+        address = f"attester-{next(_sequence)}@foodbank.test"
+        verification.request_attestation(
+            self.db, self.mailer, caller=sender, act_id=act.id, level=level, attester_name="Ada Attester",
+            attester_organization="Town Food Bank", attester_email=address, page_url="https://kindling.test",
         )
+        token = self.mailbox.token_for(address)
         verification.answer_attestation(
             self.db, self.cache, token=token, decision="confirm" if confirm else "decline", name="Ada Attester"
         )
 
     def approver(self, act: KindnessAct) -> User:
-        """An admin of the act's organization other than its sender: an existing one, else a new one."""
+        """An admin of the act's organization who may decide a level of it (not its sender, its recipient
+        or anyone who decided another level): an existing one, else a new one."""
+        deciders = select(VerificationDecision.decided_by).where(
+            VerificationDecision.act_id == act.id, VerificationDecision.decided_by.is_not(None)
+        )
         existing = self.db.scalar(
             select(User)
-            .where(User.organization_id == act.organization_id, User.role == "admin", User.id != act.user_id)
+            .where(
+                User.organization_id == act.organization_id,
+                User.role == "admin",
+                User.id.not_in([act.user_id, act.recipient_id]),
+                User.id.not_in(deciders),
+            )
             .order_by(User.created_at, User.id)
         )
         if existing is not None:

@@ -77,14 +77,19 @@ def test_a_disputed_act_says_so_and_stays_unverified(client, team):
     assert after["verification"] == {"status": "disputed", "requestedLevel": 2, "awaiting": None}
 
 
-def test_a_dispute_below_the_requested_level_leaves_the_manager_asked(client, team):
+def test_a_dispute_below_the_requested_level_waits_for_an_admins_level_four(client, team):
     act = post_act(client, team["sender"], team["recipient"].user.id, 3)
     assert decide(client, team["recipient"], act["id"], 2, "dispute").status_code == 201
-    assert get_act(client, team["admin"], act["id"])["verification"] == {"status": "disputed", "requestedLevel": 3, "awaiting": "manager"}
-    # A later approval does not override the dispute (the attest branch also routes it to an admin).
+    assert get_act(client, team["admin"], act["id"])["verification"] == {"status": "disputed", "requestedLevel": 3, "awaiting": "admin"}
+    assert act["id"] in pending(client, team["admin"])
+    # A later approval does not override the dispute.
     assert decide(client, team["manager"], act["id"], 3, "approve").status_code == 201
     after = get_act(client, team["admin"], act["id"])
     assert (after["verifiedLevel"], after["verification"]["status"]) == (1, "disputed")
+    # An admin's level-4 decision resolves it, though only level 3 was asked for.
+    assert decide(client, team["admin"], act["id"], 4, "approve", reference="HR-9").status_code == 201
+    after = get_act(client, team["admin"], act["id"])
+    assert (after["verifiedLevel"], after["verification"]["status"]) == (4, "verified")
 
 
 # --- levels 3 and 4: managers and admins ---
@@ -182,7 +187,7 @@ def test_another_organizations_act_is_not_found(client, team, make):
         foreign = decide(client, team["admin"], path.rsplit("/", 1)[1], 3, "approve")
         assert_envelope(foreign, 404, "not_found")
         assert_envelope(client.get(f"{path}/verifications", headers=team["admin"].headers), 404, "not_found")
-        attestation = {"level": 5, "attesterName": "Ada", "attesterOrganization": "Food Bank"}
+        attestation = {"level": 5, "attesterName": "Ada", "attesterOrganization": "Food Bank", "attesterEmail": "ada@bank.test"}
         assert_envelope(client.post(f"{path}/attestations", json=attestation, headers=team["admin"].headers), 404, "not_found")
     assert get_act(client, theirs, act["id"])["verifiedLevel"] == 1
 

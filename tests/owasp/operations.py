@@ -45,11 +45,12 @@ ACCESS = {
     ("GET", "/api/kindness/{id}/verifications"): Access(MEMBERS),
     ("GET", "/api/verifications/pending"): Access(MEMBERS),
     ("POST", "/api/kindness/{id}/attestations"): Access(
-        MEMBERS, {"level": 5, "attesterName": "Ada", "attesterOrganization": "Food Bank"}
+        MEMBERS, {"level": 5, "attesterName": "Ada", "attesterOrganization": "Food Bank", "attesterEmail": "ada@bank.test"}
     ),
     # An attester has no account: the token is the credential, and a wrong one is a 404.
-    ("GET", "/api/attestations/{token}"): Access(ANYONE),
-    ("POST", "/api/attestations/{token}"): Access(ANYONE, {"decision": "confirm", "name": "Ada"}),
+    ("POST", "/api/attestations/lookup"): Access(ANYONE, {"token": "A" * 43}),
+    ("POST", "/api/attestations/answer"): Access(ANYONE, {"token": "A" * 43, "decision": "confirm", "name": "Ada"}),
+    ("GET", "/attest"): Access(ANYONE),
     ("GET", "/api/volunteer"): Access(MEMBERS),
     ("POST", "/api/volunteer"): Access(ORGANISERS, {
         "title": "Beach clean-up", "startsAt": "2030-06-01T09:00:00Z", "endsAt": "2030-06-01T12:00:00Z",
@@ -60,6 +61,7 @@ ACCESS = {
     ("GET", "/api/volunteer/{id}/check-in-code"): Access(ORGANISERS),
     ("GET", "/api/volunteer/{id}/check-ins"): Access(ORGANISERS),
     ("POST", "/api/volunteer/{id}/check-ins/{checkInId}/approve"): Access(ORGANISERS, {"note": "Seen at the door"}),
+    ("POST", "/api/organization/join-code"): Access(ADMIN, {"rotate": True}),
     ("GET", "/api/organization/members"): Access(ORGANISERS),
     ("PATCH", "/api/organization/members/{userId}"): Access(ADMIN, {"role": "manager"}),
     ("DELETE", "/api/organization/members/{userId}"): Access(ADMIN),

@@ -25,14 +25,14 @@ def call(client, key, headers):
 
 
 def test_the_spec_secures_everything_but_health_sign_up_sign_in_webhooks_and_attestations():
-    # An attester has no account: the single-use token in the path is the credential. The
+    # An attester has no account: the single-use token in the body is the credential. The
     # evidence keys are public: an auditor checks bundles and exports with them, without an account.
     # Single sign-on begins without a session, and its callback is proven by the single-use state.
     open_operations = sorted(key for key, operation in spec.operations().items() if operation.get("security") == [])
     assert open_operations == [
-        ("GET", "/api/attestations/{token}"), ("GET", "/api/auth/sso/callback"), ("GET", "/api/auth/sso/start"),
-        ("GET", "/api/evidence/keys"), ("GET", "/api/health"),
-        ("POST", "/api/attestations/{token}"), ("POST", "/api/auth/sign-in"), ("POST", "/api/auth/sign-up"),
+        ("GET", "/api/auth/sso/callback"), ("GET", "/api/auth/sso/start"), ("GET", "/api/evidence/keys"),
+        ("GET", "/api/health"), ("GET", "/attest"), ("POST", "/api/attestations/answer"),
+        ("POST", "/api/attestations/lookup"), ("POST", "/api/auth/sign-in"), ("POST", "/api/auth/sign-up"),
         ("POST", "/webhooks/auth"), ("POST", "/webhooks/payments"),
     ]
 

@@ -1,7 +1,7 @@
 """every counted fact in the log
 
 Revision ID: 0014
-Revises: 0016
+Revises: 0013
 
 Check-ins get a check-out; existing ones keep the hours they had. Every act, check-in and
 donation then gets one `imported` event carrying every fact a report counts (an act's content
@@ -22,7 +22,7 @@ import kindling.platform.base
 from kindling.evidence.chain import GENESIS_HASH, canonical, event_hash, timestamp
 
 revision = '0014'
-down_revision = '0016'
+down_revision = '0013'
 branch_labels = None
 depends_on = None
 

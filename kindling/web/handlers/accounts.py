@@ -61,9 +61,10 @@ def user_body(user: User) -> dict:
 
 
 def organization_body(organization: Organization, *, with_join_code: bool) -> dict:
-    body = {"id": organization.id, "name": organization.name, "slug": organization.slug}
+    body: dict[str, str | bool] = {"id": organization.id, "name": organization.name, "slug": organization.slug}
     if with_join_code:
         body["joinCode"] = organization.join_code
+        body["joinCodeEnabled"] = organization.join_code_enabled
     return body
 
 

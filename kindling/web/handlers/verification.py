@@ -5,6 +5,7 @@ from __future__ import annotations
 from kindling.kindness import verification
 from kindling.kindness.verification_models import Attestation, VerificationDecision
 from kindling.platform import access
+from kindling.web import attest_page
 from kindling.web.handlers.kindness import act_body
 from kindling.web.runtime import db, runtime
 
@@ -34,29 +35,32 @@ def list_pending_verifications(token_info: dict, limit: int, cursor: str | None 
 
 
 def request_attestation(id_: str, body: dict, token_info: dict):
-    attestation, token = verification.request_attestation(
+    state = runtime()
+    attestation = verification.request_attestation(
         db(),
+        state.mailer,
         caller=access.principal(token_info),
         act_id=id_,
         level=body["level"],
         attester_name=body["attesterName"],
         attester_organization=body.get("attesterOrganization"),
-        attester_email=body.get("attesterEmail"),
+        attester_email=body["attesterEmail"],
+        page_url=state.settings.public_url,
     )
-    body = {
+    data = {
         "id": attestation.id,
         "level": attestation.level,
-        "url": f"/api/attestations/{token}",
-        "token": token,
+        "attesterDomain": attestation.attester_domain,
         "expiresAt": attestation.expires_at,
+        "deliveredAt": attestation.delivered_at,
     }
-    return {"data": body}, 201
+    return {"data": data}, 201
 
 
-def read_attestation(token: str):
-    shown = verification.read_attestation(db(), token=token)
+def lookup_attestation(body: dict):
+    shown = verification.lookup_attestation(db(), token=body["token"])
     act = shown.act
-    body = {
+    data = {
         "level": shown.attestation.level,
         "organizationName": shown.organization_name,
         "category": act.category,
@@ -64,20 +68,24 @@ def read_attestation(token: str):
         "date": act.created_at.date().isoformat(),
         "expiresAt": shown.attestation.expires_at,
     }
-    return {"data": body}, 200
+    return {"data": data}, 200
 
 
-def answer_attestation(token: str, body: dict):
+def answer_attestation(body: dict):
     decision = verification.answer_attestation(
         db(),
         runtime().cache,
-        token=token,
+        token=body["token"],
         decision=body["decision"],
         name=body["name"],
         organization=body.get("organization"),
         statement=body.get("statement"),
     )
     return {"data": {"level": decision.level, "decision": decision.decision, "decidedAt": decision.decided_at}}, 200
+
+
+def attestation_page():
+    return attest_page.PAGE, 200, attest_page.HEADERS
 
 
 def decision_body(decision: VerificationDecision, attestation: Attestation | None = None) -> dict:

@@ -84,7 +84,7 @@ def approve_check_in(token_info: dict, id_: str, check_in_id: str, body: dict):
         caller=access.principal(token_info),
         opportunity_id=id_,
         check_in_id=check_in_id,
-        note=body.get("note"),
+        note=body["note"],
         hours=body.get("hours"),
     )
     return {"data": check_in_body(record)}, 200
