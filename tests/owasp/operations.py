@@ -31,6 +31,38 @@ def theme_example() -> dict:
 
 
 ACCESS = {
+    ("POST", "/api/auth/tokens"): Access(SIGNED_IN, {"name": "CI", "expiresInDays": 30}),
+    ("GET", "/api/auth/tokens"): Access(SIGNED_IN),
+    ("DELETE", "/api/auth/tokens/{id}"): Access(SIGNED_IN),
+    # Single sign-on begins without a session; its callback is proven by the single-use state.
+    ("GET", "/api/auth/sso/start"): Access(ANYONE),
+    ("GET", "/api/auth/sso/callback"): Access(ANYONE),
+    ("PUT", "/api/organization/sso"): Access(ADMIN, {
+        "issuer": "https://idp.example.test", "clientId": "kindling", "clientSecret": "s" * 20,
+        "emailDomains": ["example.test"], "jitProvisioning": False, "enforced": False,
+    }),
+    ("GET", "/api/organization/sso"): Access(ADMIN),
+    ("DELETE", "/api/organization/sso"): Access(ADMIN),
+    ("POST", "/api/organization/scim-tokens"): Access(ADMIN, {"description": "Okta"}),
+    ("GET", "/api/organization/scim-tokens"): Access(ADMIN),
+    ("DELETE", "/api/organization/scim-tokens/{tokenId}"): Access(ADMIN),
+    ("GET", "/api/organization/groups"): Access(ORGANISERS),
+    ("PATCH", "/api/organization/groups/{groupId}"): Access(ADMIN, {"role": "manager"}),
+    ("POST", "/api/volunteer/{id}/check-out"): Access(MEMBERS),
+    ("GET", "/api/evidence/checkpoints"): Access(ADMIN),
+    ("POST", "/api/giving/programs"): Access(ADMIN, {
+        "name": "Gift match", "kind": "donation_match", "active": True, "periodStartMonth": 1, "perPersonCap": 100000,
+        "approval": "auto", "ratioPercent": 100, "minimumGift": 100,
+    }),
+    ("GET", "/api/giving/programs"): Access(MEMBERS),
+    ("GET", "/api/giving/programs/{id}"): Access(MEMBERS),
+    ("PATCH", "/api/giving/programs/{id}"): Access(ADMIN, {"active": False}),
+    ("POST", "/api/giving/grants"): Access(MEMBERS, {"programId": "6f1c3ac5-3c55-4a3a-9d3e-6a0f3f4b2c11", "recipient": {"name": "Food Bank"}, "hours": 1}),
+    ("GET", "/api/giving/requests"): Access(MEMBERS),
+    ("GET", "/api/giving/requests/{id}"): Access(MEMBERS),
+    ("POST", "/api/giving/requests/{id}/decision"): Access(ORGANISERS, {"decision": "approve"}),
+    ("POST", "/api/giving/requests/{id}/payout"): Access(ADMIN, {"reference": "PAY-1"}),
+    ("GET", "/api/giving/summary"): Access(ADMIN),
     ("POST", "/api/auth/sign-up"): Access(ANYONE),
     ("POST", "/api/auth/sign-in"): Access(ANYONE),
     ("POST", "/api/auth/sign-out"): Access(SIGNED_IN),

@@ -65,6 +65,7 @@ CASES = {
         {"level": 5, "attesterName": "Ada", "attesterOrganization": "Food Bank", "attesterEmail": "ada@bank.test"},
     ),
     ("GET", "/api/volunteer/{id}"): Case("GET", "/api/volunteer/{id}", "member", "opportunity_id", ("admin", "/api/volunteer/{id}")),
+    ("POST", "/api/volunteer/{id}/check-out"): Case("POST", "/api/volunteer/{id}/check-out", "member", "opportunity_id", ("admin", "/api/volunteer/{id}")),
     ("POST", "/api/volunteer/{id}/check-in"): Case("POST", "/api/volunteer/{id}/check-in", "member", "opportunity_id", ("admin", "/api/volunteer/{id}"), AT_CENTRE),
     ("GET", "/api/volunteer/{id}/check-in-code"): Case(
         "GET", "/api/volunteer/{id}/check-in-code", "admin", "opportunity_id", ("admin", "/api/volunteer/{id}")
@@ -141,16 +142,6 @@ NOT_TENANT_RECORDS = {
     ("DELETE", "/api/organization/scim-tokens/{tokenId}"): "another organization's token answers 404: tests/scim/test_tokens.py::test_only_admins_manage_tokens_and_only_their_own",
     ("PATCH", "/api/organization/groups/{groupId}"): "another organization's group answers 404: tests/scim/test_groups_as_roles.py::test_admins_and_managers_list_groups_with_member_counts",
     ("PUT", "/api/organization/sso"): "the settings are always the caller's organization's; a domain another organization claims is 409: tests/test_sso.py",
-    ("GET", "/scim/v2/ResourceTypes/{resourceTypeId}"): "a resource type is public reference data of the service provider",
-    ("GET", "/scim/v2/Schemas/{schemaId}"): "a schema is public reference data of the service provider",
-    ("GET", "/scim/v2/Users/{userId}"): "a SCIM token acts on its own organization only, another's ids answer 404: tests/scim/test_tokens.py::test_a_token_acts_on_its_own_organization_only",
-    ("PUT", "/scim/v2/Users/{userId}"): "a SCIM token acts on its own organization only, another's ids answer 404: tests/scim/test_tokens.py::test_a_token_acts_on_its_own_organization_only",
-    ("PATCH", "/scim/v2/Users/{userId}"): "a SCIM token acts on its own organization only, another's ids answer 404: tests/scim/test_tokens.py::test_a_token_acts_on_its_own_organization_only",
-    ("DELETE", "/scim/v2/Users/{userId}"): "a SCIM token acts on its own organization only, another's ids answer 404: tests/scim/test_tokens.py::test_a_token_acts_on_its_own_organization_only",
-    ("GET", "/scim/v2/Groups/{groupId}"): "a SCIM token acts on its own organization only, another's ids answer 404: tests/scim/test_tokens.py::test_a_token_acts_on_its_own_organization_only",
-    ("PUT", "/scim/v2/Groups/{groupId}"): "a SCIM token acts on its own organization only, another's ids answer 404: tests/scim/test_tokens.py::test_a_token_acts_on_its_own_organization_only",
-    ("PATCH", "/scim/v2/Groups/{groupId}"): "a SCIM token acts on its own organization only, another's ids answer 404: tests/scim/test_tokens.py::test_a_token_acts_on_its_own_organization_only",
-    ("DELETE", "/scim/v2/Groups/{groupId}"): "a SCIM token acts on its own organization only, another's ids answer 404: tests/scim/test_tokens.py::test_a_token_acts_on_its_own_organization_only",
 }
 
 

@@ -47,8 +47,12 @@ def test_list_operations_are_paged():
     assert PAGED == [
         ("GET", "/api/donations"),
         ("GET", "/api/evidence"),
+        ("GET", "/api/evidence/checkpoints"),
+        ("GET", "/api/giving/programs"),
+        ("GET", "/api/giving/requests"),
         ("GET", "/api/invitations"),
         ("GET", "/api/kindness"),
+        ("GET", "/api/organization/groups"),
         ("GET", "/api/organization/members"),
         ("GET", "/api/verifications/pending"),
         ("GET", "/api/volunteer"),

@@ -15,7 +15,8 @@ from tests.owasp import spec
 from tests.owasp.operations import url_for
 
 EVIL = "https://evil.example"
-PATHS = sorted(spec.document()["paths"])
+# SCIM answers its own error body: tests/scim/test_tokens.py covers its 405s.
+PATHS = sorted(path for path in spec.document()["paths"] if not path.startswith("/scim/v2"))
 
 
 def _documented(method: str, path: str) -> bool:
