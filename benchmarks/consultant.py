@@ -63,7 +63,9 @@ class Fixtures:
     def organizations(self, count: int) -> list[str]:
         with self.sessions() as db:
             made = [
-                Organization(name=f"Bench {self.run} {n}", slug=f"bench-{self.run}-{n}", join_code=uuid.uuid4().hex[:16])
+                Organization(
+                    name=f"Bench {self.run} {n}", slug=f"bench-{self.run}-{n}", join_code=uuid.uuid4().hex[:16]
+                )
                 for n in range(count)
             ]
             db.add_all(made)
@@ -195,19 +197,31 @@ def portfolio_export(server: LiveServer, fixtures: Fixtures, runs: int) -> list[
     """GET /api/bulk/export of a consultant with 1,000 clients holding 1,000,000 kindness acts."""
     engine = fixtures.engine
     if engine.dialect.name != "postgresql":
-        print("note: the portfolio export is measured on PostgreSQL only (it seeds with generate_series)", file=sys.stderr)
+        print(
+            "note: the portfolio export is measured on PostgreSQL only (it seeds with generate_series)", file=sys.stderr
+        )
         return []
     consultant_id, headers = fixtures.consultant()
     started = time.perf_counter()
     params = {
-        "run": fixtures.run, "consultant": consultant_id, "clients": EXPORT_CLIENTS,
-        "members": EXPORT_MEMBERS, "acts": EXPORT_ACTS,
+        "run": fixtures.run,
+        "consultant": consultant_id,
+        "clients": EXPORT_CLIENTS,
+        "members": EXPORT_MEMBERS,
+        "acts": EXPORT_ACTS,
     }
     with engine.begin() as connection:
         for statement in PORTFOLIO_SEED:
             connection.execute(text(statement), params)
     with engine.connect().execution_options(isolation_level="AUTOCOMMIT") as connection:
-        for table in ("organizations", "users", "client_relationships", "kindness_acts", "volunteer_check_ins", "donations"):
+        for table in (
+            "organizations",
+            "users",
+            "client_relationships",
+            "kindness_acts",
+            "volunteer_check_ins",
+            "donations",
+        ):
             connection.execute(text(f"VACUUM ANALYZE {table}"))
     print(f"portfolio seeded in {time.perf_counter() - started:.0f} s", file=sys.stderr)
     results = []
@@ -215,7 +229,10 @@ def portfolio_export(server: LiveServer, fixtures: Fixtures, runs: int) -> list[
         seconds = []
         for _ in range(runs):
             elapsed, response = timed(
-                "GET", server.url + "/api/bulk/export", params={"format": file_format, "period": period}, headers=headers
+                "GET",
+                server.url + "/api/bulk/export",
+                params={"format": file_format, "period": period},
+                headers=headers,
             )
             seconds.append(elapsed)
         if file_format == "json":

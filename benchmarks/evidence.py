@@ -120,7 +120,9 @@ def time_report(engine, organization_id: str) -> tuple[float, float]:
     signer = make_signer(None, (), "postgresql://")
     with Session(engine) as session:
         started = time.perf_counter()
-        exported = exports.export_report(session, signer, organization_id=organization_id, framework_id="gri", file_format="json", period="year")
+        exported = exports.export_report(
+            session, signer, organization_id=organization_id, framework_id="gri", file_format="json", period="year"
+        )
         export_seconds = time.perf_counter() - started
         bundle = evidence.export(session, signer, organization_id=organization_id)
         session.rollback()  # the checkpoints the exports made
@@ -155,16 +157,34 @@ class _Loader:
     def row(self, table: str, *values) -> None:
         self.buffers[table].write("\t".join("\\N" if v is None else str(v) for v in values) + "\n")
 
-    def event(self, type_: str, kind: str, subject_id: str, actor_id: str | None, data: dict, moment: dt.datetime) -> None:
+    def event(
+        self, type_: str, kind: str, subject_id: str, actor_id: str | None, data: dict, moment: dt.datetime
+    ) -> None:
         self.seq += 1
         event = {
-            "seq": self.seq, "organizationId": self.organization_id, "type": type_,
-            "subject": {"kind": kind, "id": subject_id}, "actorId": actor_id, "data": data,
-            "occurredAt": timestamp(moment), "prevHash": self.prev_hash,
+            "seq": self.seq,
+            "organizationId": self.organization_id,
+            "type": type_,
+            "subject": {"kind": kind, "id": subject_id},
+            "actorId": actor_id,
+            "data": data,
+            "occurredAt": timestamp(moment),
+            "prevHash": self.prev_hash,
         }
         hash_ = event_hash(event)
-        self.row("evidence_events", self.organization_id, self.seq, type_, kind, subject_id, actor_id, json.dumps(data),
-                 moment.isoformat(), self.prev_hash, hash_)
+        self.row(
+            "evidence_events",
+            self.organization_id,
+            self.seq,
+            type_,
+            kind,
+            subject_id,
+            actor_id,
+            json.dumps(data),
+            moment.isoformat(),
+            self.prev_hash,
+            hash_,
+        )
         self.prev_hash = hash_
 
     def flush(self, cursor) -> None:
@@ -175,15 +195,73 @@ class _Loader:
 
 
 COLUMNS = {
-    "kindness_acts": ("id", "organization_id", "user_id", "recipient_id", "description", "category", "verification_level",
-                      "verified_level", "verification_status", "verification_awaiting", "media", "ripple_count", "created_at", "updated_at"),
-    "volunteer_opportunities": ("id", "organization_id", "created_by", "title", "starts_at", "ends_at", "latitude", "longitude",
-                                "radius_meters", "require_code", "code_secret", "created_at"),
-    "volunteer_check_ins": ("id", "opportunity_id", "organization_id", "user_id", "checked_in_at", "latitude", "longitude",
-                            "distance_meters", "location_verified", "verified", "hours", "checked_out_at"),
-    "donations": ("id", "organization_id", "user_id", "amount", "currency", "recipient_name", "status", "created_at", "updated_at"),
-    "evidence_events": ("organization_id", "seq", "type", "subject_kind", "subject_id", "actor_id", "data", "occurred_at",
-                        "prev_hash", "hash"),
+    "kindness_acts": (
+        "id",
+        "organization_id",
+        "user_id",
+        "recipient_id",
+        "description",
+        "category",
+        "verification_level",
+        "verified_level",
+        "verification_status",
+        "verification_awaiting",
+        "media",
+        "ripple_count",
+        "created_at",
+        "updated_at",
+    ),
+    "volunteer_opportunities": (
+        "id",
+        "organization_id",
+        "created_by",
+        "title",
+        "starts_at",
+        "ends_at",
+        "latitude",
+        "longitude",
+        "radius_meters",
+        "require_code",
+        "code_secret",
+        "created_at",
+    ),
+    "volunteer_check_ins": (
+        "id",
+        "opportunity_id",
+        "organization_id",
+        "user_id",
+        "checked_in_at",
+        "latitude",
+        "longitude",
+        "distance_meters",
+        "location_verified",
+        "verified",
+        "hours",
+        "checked_out_at",
+    ),
+    "donations": (
+        "id",
+        "organization_id",
+        "user_id",
+        "amount",
+        "currency",
+        "recipient_name",
+        "status",
+        "created_at",
+        "updated_at",
+    ),
+    "evidence_events": (
+        "organization_id",
+        "seq",
+        "type",
+        "subject_kind",
+        "subject_id",
+        "actor_id",
+        "data",
+        "occurred_at",
+        "prev_hash",
+        "hash",
+    ),
 }
 
 
@@ -192,13 +270,22 @@ def seed(engine, name: str, count: int, *, mixed: bool) -> str:
     organization_id, sender, approver = (str(uuid.uuid4()) for _ in range(3))
     with engine.begin() as connection:
         connection.execute(
-            text("INSERT INTO organizations (id, name, slug, join_code, currency, created_at) VALUES (:id, :n, :s, :j, 'USD', now())"),
-            {"id": organization_id, "n": f"Evidence bench {name}", "s": f"evidence-bench-{name}", "j": uuid.uuid4().hex[:16]},
+            text(
+                "INSERT INTO organizations (id, name, slug, join_code, currency, created_at) VALUES (:id, :n, :s, :j, 'USD', now())"
+            ),
+            {
+                "id": organization_id,
+                "n": f"Evidence bench {name}",
+                "s": f"evidence-bench-{name}",
+                "j": uuid.uuid4().hex[:16],
+            },
         )
         for user_id, role in ((sender, "member"), (approver, "admin")):
             connection.execute(
-                text("INSERT INTO users (id, email, name, password_hash, account_type, organization_id, role, active, created_at) "
-                     "VALUES (:id, :e, 'Bench', 'x', 'member', :o, :r, true, now())"),
+                text(
+                    "INSERT INTO users (id, email, name, password_hash, account_type, organization_id, role, active, created_at) "
+                    "VALUES (:id, :e, 'Bench', 'x', 'member', :o, :r, true, now())"
+                ),
                 {"id": user_id, "e": f"{user_id}@bench.test", "o": organization_id, "r": role},
             )
     rng = random.Random(17)
@@ -227,7 +314,8 @@ def seed(engine, name: str, count: int, *, mixed: bool) -> str:
         # head only advance one event at a time.
         cursor.execute("SET LOCAL session_replication_role = replica")
         cursor.execute(
-            "INSERT INTO evidence_heads (organization_id, seq, hash) VALUES (%s, %s, %s)", (organization_id, loader.seq, loader.prev_hash)
+            "INSERT INTO evidence_heads (organization_id, seq, hash) VALUES (%s, %s, %s)",
+            (organization_id, loader.seq, loader.prev_hash),
         )
         raw.commit()
     finally:
@@ -235,50 +323,154 @@ def seed(engine, name: str, count: int, *, mixed: bool) -> str:
     return organization_id
 
 
-def _act(loader: _Loader, rng: random.Random, sender: str, approver: str, moment: dt.datetime, *, approve: bool) -> None:
+def _act(
+    loader: _Loader, rng: random.Random, sender: str, approver: str, moment: dt.datetime, *, approve: bool
+) -> None:
     act_id, category = str(uuid.uuid4()), rng.choice(("peer_recognition", "community", "wellbeing"))
     description = f"Covered a shift {rng.getrandbits(32):x}"
     requested, verified = (3, 3) if approve else (1, 1)
-    loader.row("kindness_acts", act_id, loader.organization_id, sender, f"outsider-{rng.getrandbits(24)}", description, category,
-               requested, verified, "verified", None, "[]", 0, moment.isoformat(), moment.isoformat())
-    loader.event(evidence.ACT_RECORDED, "act", act_id, sender, {
-        "requestedLevel": requested, "category": category, "contentDigest": replay.content_digest(description, category, []),
-        "createdAt": timestamp(moment),
-    }, moment)
+    loader.row(
+        "kindness_acts",
+        act_id,
+        loader.organization_id,
+        sender,
+        f"outsider-{rng.getrandbits(24)}",
+        description,
+        category,
+        requested,
+        verified,
+        "verified",
+        None,
+        "[]",
+        0,
+        moment.isoformat(),
+        moment.isoformat(),
+    )
+    loader.event(
+        evidence.ACT_RECORDED,
+        "act",
+        act_id,
+        sender,
+        {
+            "requestedLevel": requested,
+            "category": category,
+            "contentDigest": replay.content_digest(description, category, []),
+            "createdAt": timestamp(moment),
+        },
+        moment,
+    )
     if approve:
-        loader.event(evidence.VERIFICATION_DECIDED, "act", act_id, approver, {"level": 3, "decision": "approve"}, moment)
+        loader.event(
+            evidence.VERIFICATION_DECIDED, "act", act_id, approver, {"level": 3, "decision": "approve"}, moment
+        )
 
 
 def _check_in(loader: _Loader, rng: random.Random, volunteer: str, organiser: str, moment: dt.datetime) -> None:
     opportunity_id, check_in_id = str(uuid.uuid4()), str(uuid.uuid4())
     ends = moment + dt.timedelta(hours=4)
-    loader.row("volunteer_opportunities", opportunity_id, loader.organization_id, organiser, "Shift", moment.isoformat(),
-               ends.isoformat(), 51.5, -0.12, 200, False, "JBSWY3DPEHPK3PXPJBSWY3DPEHPK3PXP", moment.isoformat())
+    loader.row(
+        "volunteer_opportunities",
+        opportunity_id,
+        loader.organization_id,
+        organiser,
+        "Shift",
+        moment.isoformat(),
+        ends.isoformat(),
+        51.5,
+        -0.12,
+        200,
+        False,
+        "JBSWY3DPEHPK3PXPJBSWY3DPEHPK3PXP",
+        moment.isoformat(),
+    )
     distance = round(rng.uniform(0, 400), 1)
     out = moment + dt.timedelta(minutes=rng.randint(10, 300))
     hours = volunteering_hours(moment, min(out, ends))
-    loader.row("volunteer_check_ins", check_in_id, opportunity_id, loader.organization_id, volunteer, moment.isoformat(), 51.5,
-               -0.12, distance, distance <= 200, distance <= 200, hours, out.isoformat())
-    loader.event(evidence.CHECK_IN_RECORDED, "check_in", check_in_id, volunteer, {
-        "opportunityId": opportunity_id, "distanceMeters": distance, "code": None, "verified": distance <= 200,
-        "checkedInAt": timestamp(moment), "startsAt": timestamp(moment), "endsAt": timestamp(ends), "hours": 0,
-    }, moment)
-    loader.event(evidence.CHECK_IN_CHECKED_OUT, "check_in", check_in_id, volunteer, {
-        "opportunityId": opportunity_id, "checkedOutAt": timestamp(out), "hours": hours,
-    }, out)
+    loader.row(
+        "volunteer_check_ins",
+        check_in_id,
+        opportunity_id,
+        loader.organization_id,
+        volunteer,
+        moment.isoformat(),
+        51.5,
+        -0.12,
+        distance,
+        distance <= 200,
+        distance <= 200,
+        hours,
+        out.isoformat(),
+    )
+    loader.event(
+        evidence.CHECK_IN_RECORDED,
+        "check_in",
+        check_in_id,
+        volunteer,
+        {
+            "opportunityId": opportunity_id,
+            "distanceMeters": distance,
+            "code": None,
+            "verified": distance <= 200,
+            "checkedInAt": timestamp(moment),
+            "startsAt": timestamp(moment),
+            "endsAt": timestamp(ends),
+            "hours": 0,
+        },
+        moment,
+    )
+    loader.event(
+        evidence.CHECK_IN_CHECKED_OUT,
+        "check_in",
+        check_in_id,
+        volunteer,
+        {
+            "opportunityId": opportunity_id,
+            "checkedOutAt": timestamp(out),
+            "hours": hours,
+        },
+        out,
+    )
 
 
 def _donation(loader: _Loader, rng: random.Random, donor: str, moment: dt.datetime) -> None:
     donation_id, amount = str(uuid.uuid4()), rng.randint(100, 100_000)
     status = "succeeded" if rng.random() < 0.8 else "pending"
-    loader.row("donations", donation_id, loader.organization_id, donor, amount, "USD", "Shelter", status, moment.isoformat(), moment.isoformat())
-    loader.event(evidence.DONATION_RECORDED, "donation", donation_id, donor,
-                 {"amount": amount, "currency": "USD", "status": "pending", "createdAt": timestamp(moment)}, moment)
+    loader.row(
+        "donations",
+        donation_id,
+        loader.organization_id,
+        donor,
+        amount,
+        "USD",
+        "Shelter",
+        status,
+        moment.isoformat(),
+        moment.isoformat(),
+    )
+    loader.event(
+        evidence.DONATION_RECORDED,
+        "donation",
+        donation_id,
+        donor,
+        {"amount": amount, "currency": "USD", "status": "pending", "createdAt": timestamp(moment)},
+        moment,
+    )
     if status == "succeeded":
-        loader.event(evidence.DONATION_STATUS_SET, "donation", donation_id, None, {
-            "status": "succeeded", "previousStatus": "pending", "amount": amount, "currency": "USD",
-            "providerEventId": f"evt_{rng.getrandbits(64):x}", "providerEventType": "payment_intent.succeeded",
-        }, moment)
+        loader.event(
+            evidence.DONATION_STATUS_SET,
+            "donation",
+            donation_id,
+            None,
+            {
+                "status": "succeeded",
+                "previousStatus": "pending",
+                "amount": amount,
+                "currency": "USD",
+                "providerEventId": f"evt_{rng.getrandbits(64):x}",
+                "providerEventType": "payment_intent.succeeded",
+            },
+            moment,
+        )
 
 
 def time_appends(engine, organization_id: str, count: int) -> dict[str, list[float]]:
@@ -296,7 +488,10 @@ def time_appends(engine, organization_id: str, count: int) -> dict[str, list[flo
     finally:
         with engine.begin() as connection:
             connection.execute(text("SET LOCAL session_replication_role = replica"))
-            connection.execute(text("DELETE FROM evidence_events WHERE organization_id = :o AND seq > :s"), {"o": organization_id, "s": before.seq})
+            connection.execute(
+                text("DELETE FROM evidence_events WHERE organization_id = :o AND seq > :s"),
+                {"o": organization_id, "s": before.seq},
+            )
             connection.execute(
                 text("UPDATE evidence_heads SET seq = :s, hash = :h WHERE organization_id = :o"),
                 {"o": organization_id, "s": before.seq, "h": before.hash},
@@ -340,9 +535,11 @@ def verify_in_this_process(engine, organization_id: str) -> int:
             result = {
                 "events": verified["events"],
                 "records": session.execute(
-                    text("SELECT (SELECT count(*) FROM kindness_acts WHERE organization_id = :o) "
-                         "+ (SELECT count(*) FROM volunteer_check_ins WHERE organization_id = :o) "
-                         "+ (SELECT count(*) FROM donations WHERE organization_id = :o)"),
+                    text(
+                        "SELECT (SELECT count(*) FROM kindness_acts WHERE organization_id = :o) "
+                        "+ (SELECT count(*) FROM volunteer_check_ins WHERE organization_id = :o) "
+                        "+ (SELECT count(*) FROM donations WHERE organization_id = :o)"
+                    ),
                     {"o": organization_id},
                 ).scalar_one(),
                 "intact": verified["intact"],

@@ -34,7 +34,12 @@ SPEC = {
         "/api/kindness/stats": {
             "get": {
                 "operationId": f"{__name__}.get_stats",
-                "responses": {"200": {"description": "The statistics.", "content": {"application/json": {"schema": {"type": "object"}}}}},
+                "responses": {
+                    "200": {
+                        "description": "The statistics.",
+                        "content": {"application/json": {"schema": {"type": "object"}}},
+                    }
+                },
             }
         }
     },

@@ -79,8 +79,16 @@ def main() -> int:
             admin.request("PATCH", f"/api/giving/programs/{program['id']}", 200, json={"active": True})
         else:
             program = admin.request(
-                "POST", "/api/giving/programs", 201,
-                json={"name": "Match", "kind": "donation_match", "ratioPercent": 100, "perPersonCap": 1_000_000_000, "approval": "auto"},
+                "POST",
+                "/api/giving/programs",
+                201,
+                json={
+                    "name": "Match",
+                    "kind": "donation_match",
+                    "ratioPercent": 100,
+                    "perPersonCap": 1_000_000_000,
+                    "approval": "auto",
+                },
             )[0].json()["data"]
             seed(engine, organization_id, program["id"], args.requests)
         rows = measure(server.url, admin, engine, organization_id, program["id"], args.samples)
@@ -97,7 +105,9 @@ def main() -> int:
         )
     matched, unmatched, summary = rows
     added = matched.p("server", 50) - unmatched.p("server", 50)
-    print(f"a match adds {added:.2f} ms server p50 (target ≤ 5 ms); summary server p50 {summary.p('server', 50):.2f} ms (target ≤ 200 ms)")
+    print(
+        f"a match adds {added:.2f} ms server p50 (target ≤ 5 ms); summary server p50 {summary.p('server', 50):.2f} ms (target ≤ 200 ms)"
+    )
     consistent = tallies_consistent(engine)
     return 0 if added <= 5 and summary.p("server", 50) <= 200 and consistent else 1
 
@@ -109,7 +119,9 @@ def tallies_consistent(engine) -> bool:
             text(
                 """
                 SELECT count(*) FROM (
-                    SELECT program_id, period_start, """ + TALLIES + """ FROM giving_requests GROUP BY program_id, period_start
+                    SELECT program_id, period_start, """
+                + TALLIES
+                + """ FROM giving_requests GROUP BY program_id, period_start
                     EXCEPT
                     SELECT program_id, period_start, reserved, requested_count, approved_count, paid_count, declined_count,
                            reversed_count, ineligible_count, requested_amount, approved_amount, paid_amount, granted_hours
@@ -118,7 +130,9 @@ def tallies_consistent(engine) -> bool:
                 """
             )
         )
-    print(f"period tallies against a recomputation from the requests: {'consistent' if not differing else f'{differing} DIFFERENT'}")
+    print(
+        f"period tallies against a recomputation from the requests: {'consistent' if not differing else f'{differing} DIFFERENT'}"
+    )
     return not differing
 
 
@@ -151,25 +165,35 @@ def seed(engine, organization_id: str, program_id: str, count: int) -> None:
                 SELECT gen_random_uuid()::text AS donation_id, gen_random_uuid()::text AS request_id, p.id AS user_id,
                        1000 + (g % 50) * 100 AS amount,
                        (ARRAY['approved', 'paid', 'paid', 'requested', 'declined', 'ineligible'])[1 + g % 6] AS status,
-                       greatest(""" + PERIOD_START + """, now() - random() * interval '300 days') AS at
+                       greatest("""
+                + PERIOD_START
+                + """, now() - random() * interval '300 days') AS at
                 FROM generate_series(1, :count) AS g JOIN seed_people AS p ON p.n = g % 1001;
                 INSERT INTO donations (id, organization_id, user_id, amount, currency, recipient_name, status, created_at, updated_at, succeeded_at)
                 SELECT donation_id, :org, user_id, amount, 'USD', 'Food bank', 'succeeded', at, at, at FROM seed_gifts;
                 INSERT INTO giving_requests (id, organization_id, program_id, program_version, kind, user_id, donation_id, period_start,
                                              status, reason, gift_amount, ratio_percent, computed_amount, amount, currency, capped,
                                              clawback, recipient_name, payout_reference, paid_at, decided_at, created_at, updated_at)
-                SELECT request_id, :org, :program, 1, 'donation_match', user_id, donation_id, """ + PERIOD_START + """::date,
+                SELECT request_id, :org, :program, 1, 'donation_match', user_id, donation_id, """
+                + PERIOD_START
+                + """::date,
                        status, CASE WHEN status = 'ineligible' THEN 'below_minimum' END, amount, 100, amount,
                        CASE WHEN status = 'ineligible' THEN 0 ELSE amount END, 'USD', false, false, 'Food bank',
                        CASE WHEN status = 'paid' THEN 'PAY-' || request_id END, CASE WHEN status = 'paid' THEN at END, at, at, at
                 FROM seed_gifts;
                 INSERT INTO giving_ledgers (program_id, period_start, user_id, reserved)
-                SELECT :program, """ + PERIOD_START + """::date, user_id, sum(amount) FROM seed_gifts
+                SELECT :program, """
+                + PERIOD_START
+                + """::date, user_id, sum(amount) FROM seed_gifts
                 WHERE status IN ('approved', 'paid', 'requested') GROUP BY user_id;
                 INSERT INTO giving_periods (program_id, period_start, reserved, requested_count, approved_count, paid_count,
                                             declined_count, reversed_count, ineligible_count, requested_amount, approved_amount,
                                             paid_amount, granted_hours)
-                SELECT :program, """ + PERIOD_START + """::date, """ + TALLIES + """ FROM giving_requests WHERE program_id = :program;
+                SELECT :program, """
+                + PERIOD_START
+                + """::date, """
+                + TALLIES
+                + """ FROM giving_requests WHERE program_id = :program;
                 """
             ),
             params,
@@ -181,7 +205,10 @@ def seed(engine, organization_id: str, program_id: str, count: int) -> None:
 
 def measure(url: str, admin: Timer, engine, organization_id: str, program_id: str, samples: int) -> list[Measurement]:
     with engine.connect() as connection:
-        giver = connection.scalar(text("SELECT id FROM users WHERE organization_id = :org AND role = 'member' ORDER BY id LIMIT 1"), {"org": organization_id})
+        giver = connection.scalar(
+            text("SELECT id FROM users WHERE organization_id = :org AND role = 'member' ORDER BY id LIMIT 1"),
+            {"org": organization_id},
+        )
     webhook = Timer(url, "")
     del webhook.http.headers["Authorization"]
 
@@ -203,9 +230,18 @@ def measure(url: str, admin: Timer, engine, organization_id: str, program_id: st
 
     def settle(measurement: Measurement | None, donation: dict) -> None:
         event = {
-            "id": f"evt_{uuid.uuid4().hex}", "object": "event", "type": "payment_intent.succeeded",
-            "data": {"object": {"id": f"pi_{uuid.uuid4().hex}", "object": "payment_intent", "amount": donation["amount"],
-                                "currency": donation["currency"].lower(), "metadata": {"donationId": donation["id"]}}},
+            "id": f"evt_{uuid.uuid4().hex}",
+            "object": "event",
+            "type": "payment_intent.succeeded",
+            "data": {
+                "object": {
+                    "id": f"pi_{uuid.uuid4().hex}",
+                    "object": "payment_intent",
+                    "amount": donation["amount"],
+                    "currency": donation["currency"].lower(),
+                    "metadata": {"donationId": donation["id"]},
+                }
+            },
         }
         payload, headers = signed(event)
         response, client, server = webhook.request("POST", "/webhooks/payments", 200, data=payload, headers=headers)

@@ -90,7 +90,9 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as out:
         for name in args.apps:
             rows += [(name, *row) for row in measure(name, env, args.rounds, pathlib.Path(out))]
-    print(f"callgrind instructions per request, median of {args.rounds} rounds (spread: median absolute deviation / median)")
+    print(
+        f"callgrind instructions per request, median of {args.rounds} rounds (spread: median absolute deviation / median)"
+    )
     print(f"{'app':<18} {'route':<34} {'instructions':>14} {'spread':>8}")
     for app, route, median, spread in rows:
         print(f"{app:<18} {route:<34} {median / 1e6:>13.3f}M {spread:>7.2%}")
@@ -101,8 +103,15 @@ def measure(name: str, env: dict, rounds: int, out: pathlib.Path) -> list[tuple[
     """(route, median instructions per request, spread) for each route of one app."""
     target, routes = APPS[name]
     command = [
-        "valgrind", "--tool=callgrind", "--instr-atstart=no", f"--callgrind-out-file={out}/callgrind.%p",
-        sys.executable, "-m", "benchmarks.instructions", "--serve", target,
+        "valgrind",
+        "--tool=callgrind",
+        "--instr-atstart=no",
+        f"--callgrind-out-file={out}/callgrind.%p",
+        sys.executable,
+        "-m",
+        "benchmarks.instructions",
+        "--serve",
+        target,
         *[f"{path}{'#auth' if auth else ''}" for _, path, auth in routes],
     ]
     child = subprocess.Popen(command, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
@@ -146,7 +155,11 @@ def serve(target: str, routes: list[str]) -> None:
     app = getattr(importlib.import_module(module), attribute.removesuffix("()"))
     app = app() if factory else app
     # Kindling with the HTTP protocol `kindling serve` runs, the floors with plain httptools.
-    http = "kindling.web.overrides.http_protocol:BoundedHttpToolsProtocol" if module.startswith("kindling.") else "httptools"
+    http = (
+        "kindling.web.overrides.http_protocol:BoundedHttpToolsProtocol"
+        if module.startswith("kindling.")
+        else "httptools"
+    )
     config = uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning", timeout_keep_alive=3600, http=http)
     with asyncio.Runner(loop_factory=config.get_loop_factory()) as runner:
         runner.run(_serve(config, routes))

@@ -130,7 +130,11 @@ def _signed_in(url: str, n: int, body: dict) -> dict:
     response = requests.post(url, json=body, timeout=30)
     response.raise_for_status()
     data = response.json()["data"]
-    return {"token": data["session"]["token"], "userId": data["user"]["id"], "organizationId": data["user"]["organizationId"]}
+    return {
+        "token": data["session"]["token"],
+        "userId": data["user"]["id"],
+        "organizationId": data["user"]["organizationId"],
+    }
 
 
 def seed(engine, organization_ids: list[str], acts: int) -> None:
@@ -140,7 +144,9 @@ def seed(engine, organization_ids: list[str], acts: int) -> None:
         connection.execute(text("SET LOCAL work_mem = '256MB'"))
         for index, organization_id in enumerate(organization_ids):
             large = index == 0
-            seed_organization(connection, organization_id, index, members=1000 if large else 100, acts=acts if large else 10_000)
+            seed_organization(
+                connection, organization_id, index, members=1000 if large else 100, acts=acts if large else 10_000
+            )
         connection.execute(
             text(
                 """
@@ -273,7 +279,9 @@ class Measurement:
         return values[min(len(values) - 1, round(percent / 100 * (len(values) - 1)))]
 
 
-def measure(url: str, admin: dict, engine, samples: int, pages: int) -> tuple[list[tuple[Measurement, bool | None]], bool]:
+def measure(
+    url: str, admin: dict, engine, samples: int, pages: int
+) -> tuple[list[tuple[Measurement, bool | None]], bool]:
     """The measurements with whether each met its target, and whether the statistics stayed consistent."""
     timer = Timer(url, admin["token"])
     with engine.connect() as connection:
@@ -351,7 +359,9 @@ def measure(url: str, admin: dict, engine, samples: int, pages: int) -> tuple[li
                 raise SystemExit("no act awaits the admin's decision")
         act = awaiting.pop()
         level = act["verificationLevel"]
-        body = {"level": level, "decision": "confirm" if level == 2 else "approve"} | ({"reference": f"HR-{act['id'][:8]}"} if level == 4 else {})
+        body = {"level": level, "decision": "confirm" if level == 2 else "approve"} | (
+            {"reference": f"HR-{act['id'][:8]}"} if level == 4 else {}
+        )
         decisions.add(*timer.request("POST", f"/api/kindness/{act['id']}/verifications", 201, json=body)[1:])
     del decisions.client[:10], decisions.server[:10]  # the first ones warm up
     stats_consistent = check_stats(timer, engine, admin["organizationId"])
@@ -380,7 +390,9 @@ def check_stats(timer: Timer, engine, organization_id: str) -> bool:
     served = timer.request("GET", "/api/kindness/stats", 200)[0].json()["data"]
     with engine.connect() as connection:
         total, half_points = connection.execute(
-            text("SELECT count(*), sum(2 * verified_level + ripple_count) FROM kindness_acts WHERE organization_id = :org"),
+            text(
+                "SELECT count(*), sum(2 * verified_level + ripple_count) FROM kindness_acts WHERE organization_id = :org"
+            ),
             {"org": organization_id},
         ).one()
     consistent = (served["total"], served["totalRippleScore"]) == (total, half_points / 2)

@@ -55,7 +55,12 @@ from kindling.platform.database import make_engine, make_session_factory, upgrad
 from tests.live import LiveServer
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
-ACT = {"description": "Covered a shift", "category": "peer_recognition", "verificationLevel": 3, "recipientId": "external-1"}
+ACT = {
+    "description": "Covered a shift",
+    "category": "peer_recognition",
+    "verificationLevel": 3,
+    "recipientId": "external-1",
+}
 ROUTES = [
     ("GET /api/health", "GET", "/api/health", None),
     ("GET /api/kindness/stats", "GET", "/api/kindness/stats", None),
@@ -90,7 +95,9 @@ def main() -> int:
     parser.add_argument("--duration", type=int, default=10, help="seconds per route and server")
     parser.add_argument("--connections", type=int, default=50)
     parser.add_argument("--threads", type=int, default=2)
-    parser.add_argument("--rounds", type=int, default=3, help="alternating runs per route; the median round is reported")
+    parser.add_argument(
+        "--rounds", type=int, default=3, help="alternating runs per route; the median round is reported"
+    )
     args = parser.parse_args()
     if shutil.which("wrk") is None:
         print("benchmarks/load.py needs wrk: apt-get install wrk", file=sys.stderr)
@@ -107,11 +114,31 @@ def main() -> int:
     startup = time.perf_counter() - started if wait_healthy(kindling.url) else float("inf")
     floor = LiveServer(
         {**env, "FLOOR_USER_ID": user_id, "FLOOR_ORGANIZATION_ID": organization_id},
-        command=[sys.executable, "-m", "uvicorn", "benchmarks.floor:app", "--workers", "2", "--log-level", "warning", "--port"],
+        command=[
+            sys.executable,
+            "-m",
+            "uvicorn",
+            "benchmarks.floor:app",
+            "--workers",
+            "2",
+            "--log-level",
+            "warning",
+            "--port",
+        ],
     )
     framework = LiveServer(
         env,
-        command=[sys.executable, "-m", "uvicorn", "benchmarks.framework_floor:app", "--workers", "2", "--log-level", "warning", "--port"],
+        command=[
+            sys.executable,
+            "-m",
+            "uvicorn",
+            "benchmarks.framework_floor:app",
+            "--workers",
+            "2",
+            "--log-level",
+            "warning",
+            "--port",
+        ],
     )
     try:
         wait_healthy(floor.url, timeout=120)
@@ -121,19 +148,28 @@ def main() -> int:
         with tempfile.TemporaryDirectory() as scripts:
             for name, method, path, body in ROUTES:
                 rounds = [
-                    (wrk(kindling.url + path, method, body, token, args, scripts),
-                     wrk(floor.url + path, method, body, None, args, scripts),
-                     wrk(framework.url + path, method, body, token, args, scripts) if name in FRAMEWORK_ROUTES else None)
+                    (
+                        wrk(kindling.url + path, method, body, token, args, scripts),
+                        wrk(floor.url + path, method, body, None, args, scripts),
+                        wrk(framework.url + path, method, body, token, args, scripts)
+                        if name in FRAMEWORK_ROUTES
+                        else None,
+                    )
                     for _ in range(args.rounds)
                 ]
                 # The round with the median ratio, whole: a shared machine makes single runs swing.
                 # Its error counts are every round's, so no failed request hides in another round.
                 rounds.sort(key=lambda runs: runs[0]["rps"] / runs[1]["rps"])
                 median = rounds[len(rounds) // 2]
-                rows.append((name, *(
-                    None if run is None else {**run, "errors": sum(runs[i]["errors"] for runs in rounds)}
-                    for i, run in enumerate(median)
-                )))
+                rows.append(
+                    (
+                        name,
+                        *(
+                            None if run is None else {**run, "errors": sum(runs[i]["errors"] for runs in rounds)}
+                            for i, run in enumerate(median)
+                        ),
+                    )
+                )
     finally:
         kindling_log = kindling.log()
         kindling.stop()
@@ -152,7 +188,10 @@ def seed(database_url: str) -> tuple[str, str, str]:
     with sessions.begin() as db:
         stamp = str(time.time_ns())
         user = accounts.sign_up(
-            db, email=f"load-{stamp}@example.test", password="load benchmark password", name="Load",
+            db,
+            email=f"load-{stamp}@example.test",
+            password="load benchmark password",
+            name="Load",
             organization_name=f"Load {stamp}",
         )
         token, _ = accounts.start_session(db, user)
@@ -206,7 +245,19 @@ def wrk(url: str, method: str, body: dict | None, token: str | None, args, scrip
         lines.append(f'wrk.headers["Authorization"] = "Bearer {token}"')
     script = pathlib.Path(scripts) / f"{abs(hash((url, method)))}.lua"
     script.write_text("\n".join(lines) + "\n")
-    command = ["wrk", "-t", str(args.threads), "-c", str(args.connections), "-d", f"{args.duration}s", "--latency", "-s", str(script), url]
+    command = [
+        "wrk",
+        "-t",
+        str(args.threads),
+        "-c",
+        str(args.connections),
+        "-d",
+        f"{args.duration}s",
+        "--latency",
+        "-s",
+        str(script),
+        url,
+    ]
     output = subprocess.run(command, capture_output=True, text=True, check=True).stdout
     errors = re.search(r"Non-2xx or 3xx responses: (\d+)", output)
     return {
@@ -223,7 +274,9 @@ def _ms(value: str) -> float:
 
 
 def report(rows, startup: float, load: float, args) -> int:
-    print(f"wrk -t{args.threads} -c{args.connections} -d{args.duration}s per route, median of {args.rounds} rounds; load average before: {load:.2f}")
+    print(
+        f"wrk -t{args.threads} -c{args.connections} -d{args.duration}s per route, median of {args.rounds} rounds; load average before: {load:.2f}"
+    )
     print(
         f"{'route':<30} {'kindling rps':>12} {'p50 ms':>7} {'p99 ms':>7} {'bare rps':>9} {'p50 ms':>7} {'p99 ms':>7} "
         f"{'framework rps':>13} {'p50 ms':>7} {'p99 ms':>7} {'/bare':>6} {'/framework':>10}  verdict"
@@ -242,7 +295,9 @@ def report(rows, startup: float, load: float, args) -> int:
         errors = "/".join(str(run["errors"]) for run in (ours, bare, framework) if run)
         errors = f" ({errors} non-2xx)" if any(run["errors"] for run in (ours, bare, framework) if run) else ""
         framework_columns = (
-            f"{framework['rps']:>13.0f} {framework['p50']:>7.1f} {framework['p99']:>7.1f}" if framework else f"{'-':>13} {'-':>7} {'-':>7}"
+            f"{framework['rps']:>13.0f} {framework['p50']:>7.1f} {framework['p99']:>7.1f}"
+            if framework
+            else f"{'-':>13} {'-':>7} {'-':>7}"
         )
         print(
             f"{name:<30} {ours['rps']:>12.0f} {ours['p50']:>7.1f} {ours['p99']:>7.1f} "
@@ -250,7 +305,9 @@ def report(rows, startup: float, load: float, args) -> int:
             f"{'-' if framework_ratio is None else f'{framework_ratio:.2f}':>10}  {'ok' if ok else 'MISSED'}{errors}"
         )
     startup_ok = startup <= STARTUP_TARGET_S
-    print(f"start-up of kindling serve --workers 2 to first healthy answer: {startup:.2f} s (target {STARTUP_TARGET_S} s) {'ok' if startup_ok else 'MISSED'}")
+    print(
+        f"start-up of kindling serve --workers 2 to first healthy answer: {startup:.2f} s (target {STARTUP_TARGET_S} s) {'ok' if startup_ok else 'MISSED'}"
+    )
     targets = [f"{name} >= {target} x bare floor" for name, target in BARE_RATIO_TARGETS.items()]
     targets += [f"{name} >= {target} x framework floor" for name, target in FRAMEWORK_RATIO_TARGETS.items()]
     print(f"targets: health p99 < {HEALTH_P99_TARGET_MS} ms; " + "; ".join(targets))

@@ -47,7 +47,9 @@ def measure(label: str, server: LiveServer, caller: Caller, rounds: int) -> None
             started = time.perf_counter()
             statuses.add(call().status_code)
             seconds.append(time.perf_counter() - started)
-        print(f"{label:<18} {name:<8} {rounds:>6} {statistics.median(seconds) * 1000:>9.1f} {max(seconds) * 1000:>9.1f}  {sorted(statuses)}")
+        print(
+            f"{label:<18} {name:<8} {rounds:>6} {statistics.median(seconds) * 1000:>9.1f} {max(seconds) * 1000:>9.1f}  {sorted(statuses)}"
+        )
 
 
 def main() -> None:

@@ -56,7 +56,13 @@ def main() -> int:
     server = LiveServer(env, command=[sys.executable, str(HERE / "server_timing.py"), "--port"])
     server.wait_ready(timeout=60)
     try:
-        account = {"email": "scim-bench@example.test", "password": PASSWORD, "returnToken": True, "name": "Bench Admin", "organizationName": "SCIM Bench"}
+        account = {
+            "email": "scim-bench@example.test",
+            "password": PASSWORD,
+            "returnToken": True,
+            "name": "Bench Admin",
+            "organizationName": "SCIM Bench",
+        }
         response = requests.post(server.url + "/api/auth/sign-up", json=account, timeout=30)
         response.raise_for_status()
         data = response.json()["data"]
@@ -127,9 +133,16 @@ def lookups(scim: Timer, engine, samples: int) -> tuple[Measurement, bool]:
 def group_patch(scim: Timer, engine) -> tuple[Measurement, bool]:
     measurement = Measurement("PATCH +1,000 members", "1 s server p50")
     with engine.connect() as connection:
-        ids = [row[0] for row in connection.execute(text("SELECT user_id FROM scim_users ORDER BY random() LIMIT 5000"))]
+        ids = [
+            row[0] for row in connection.execute(text("SELECT user_id FROM scim_users ORDER BY random() LIMIT 5000"))
+        ]
     for round_ in range(5):
-        group = scim.request("POST", "/Groups", 201, json={"schemas": [GROUP], "displayName": f"Bench group {round_} {uuid.uuid4().hex[:6]}"})[0].json()
+        group = scim.request(
+            "POST",
+            "/Groups",
+            201,
+            json={"schemas": [GROUP], "displayName": f"Bench group {round_} {uuid.uuid4().hex[:6]}"},
+        )[0].json()
         members = [{"value": user_id} for user_id in ids[round_ * 1000 : (round_ + 1) * 1000]]
         body = {"schemas": [PATCH], "Operations": [{"op": "add", "path": "members", "value": members}]}
         response, client, server = scim.request("PATCH", f"/Groups/{group['id']}", 200, json=body)
@@ -142,7 +155,13 @@ def provisioning(scim: Timer, people: int) -> tuple[Measurement, bool]:
     started = time.perf_counter()
     for n in range(people):
         name = f"new{n}-{uuid.uuid4().hex[:8]}@bench.example"
-        body = {"schemas": [USER], "userName": name, "active": True, "displayName": f"New {n}", "emails": [{"value": name, "type": "work", "primary": True}]}
+        body = {
+            "schemas": [USER],
+            "userName": name,
+            "active": True,
+            "displayName": f"New {n}",
+            "emails": [{"value": name, "type": "work", "primary": True}],
+        }
         _, client, server = scim.request("POST", "/Users", 201, json=body)
         measurement.add(client, server)
     measurement.total = time.perf_counter() - started
@@ -151,7 +170,9 @@ def provisioning(scim: Timer, people: int) -> tuple[Measurement, bool]:
 
 def print_table(rows: list[tuple[Measurement, bool]], args) -> None:
     print(f"{args.users:,} people; load average during the run: {os.getloadavg()[0]:.2f} over {os.cpu_count()} CPUs")
-    print(f"{'measurement':<26} {'n':>5} {'client p50':>11} {'server p50':>11} {'server p95':>11} {'total':>9}  {'target':<18} ok")
+    print(
+        f"{'measurement':<26} {'n':>5} {'client p50':>11} {'server p50':>11} {'server p95':>11} {'total':>9}  {'target':<18} ok"
+    )
     for measurement, ok in rows:
         total = getattr(measurement, "total", None)
         print(

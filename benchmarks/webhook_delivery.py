@@ -41,18 +41,28 @@ def main() -> None:
     try:
         with session_factory() as db, db.begin():
             user = accounts.sign_up(
-                db, email=f"bench-{uuid.uuid4().hex}@example.test", password="benchmark password",
-                name="Bench", account_type="consultant",
+                db,
+                email=f"bench-{uuid.uuid4().hex}@example.test",
+                password="benchmark password",
+                name="Bench",
+                account_type="consultant",
             )
             webhook_endpoints.create_endpoint(
-                db, consultant_id=user.id, url=receiver.url, events=list(outbox.EVENT_TYPES), description=None, policy=LOOPBACK
+                db,
+                consultant_id=user.id,
+                url=receiver.url,
+                events=list(outbox.EVENT_TYPES),
+                description=None,
+                policy=LOOPBACK,
             )
         print(f"database: {engine.dialect.name}, events per run: {args.events}")
         for workers in args.workers:
             emit_ms = emit_events(session_factory, user.id, args.events)
             seconds = drain(url, workers)
-            print(f"emit: {emit_ms:.2f} ms per event (one transaction each); "
-                  f"{workers} worker(s): {args.events / seconds:.0f} deliveries/s ({seconds:.2f} s)")
+            print(
+                f"emit: {emit_ms:.2f} ms per event (one transaction each); "
+                f"{workers} worker(s): {args.events / seconds:.0f} deliveries/s ({seconds:.2f} s)"
+            )
     finally:
         receiver.close()
         engine.dispose()

@@ -29,9 +29,17 @@ def fill(session, *, responses: int, people: int) -> str:
     session.add(organization)
     session.flush()
     users = [
-        {"id": new_id(), "email": f"{new_id()}@bench.test", "name": "B", "password_hash": "x",
-         "account_type": "member", "organization_id": organization.id, "role": "member", "active": True,
-         "created_at": utcnow()}
+        {
+            "id": new_id(),
+            "email": f"{new_id()}@bench.test",
+            "name": "B",
+            "password_hash": "x",
+            "account_type": "member",
+            "organization_id": organization.id,
+            "role": "member",
+            "active": True,
+            "created_at": utcnow(),
+        }
         for _ in range(people)
     ]
     session.execute(insert(User), users)
@@ -39,15 +47,23 @@ def fill(session, *, responses: int, people: int) -> str:
     rows = []
     for _ in range(responses):
         label = random.choice(wellbeing.SENTIMENT_LABELS)
-        rows.append({
-            "id": new_id(), "organization_id": organization.id, "user_id": random.choice(users)["id"],
-            "mood": random.randint(1, 5), "stress": random.randint(1, 5), "energy": random.choice([None, 1, 2, 3, 4, 5]),
-            "comment": "text" if label != "neutral" else None, "anonymous": False,
-            "sentiment_label": label, "sentiment_compound": 0.0,
-            "created_at": now - dt.timedelta(seconds=random.randint(0, 365 * 86400)),
-        })
+        rows.append(
+            {
+                "id": new_id(),
+                "organization_id": organization.id,
+                "user_id": random.choice(users)["id"],
+                "mood": random.randint(1, 5),
+                "stress": random.randint(1, 5),
+                "energy": random.choice([None, 1, 2, 3, 4, 5]),
+                "comment": "text" if label != "neutral" else None,
+                "anonymous": False,
+                "sentiment_label": label,
+                "sentiment_compound": 0.0,
+                "created_at": now - dt.timedelta(seconds=random.randint(0, 365 * 86400)),
+            }
+        )
     for start in range(0, len(rows), 5000):
-        session.execute(insert(WellbeingResponse), rows[start:start + 5000])
+        session.execute(insert(WellbeingResponse), rows[start : start + 5000])
     session.commit()
     # Fresh statistics, as autovacuum would have gathered them by now in production.
     session.execute(text("ANALYZE"))
@@ -68,7 +84,9 @@ def main() -> None:
     with sessions() as session:
         started = time.perf_counter()
         organization_id = fill(session, responses=args.responses, people=args.people)
-        print(f"{engine.dialect.name}: {args.responses} responses by {args.people} people, filled in {time.perf_counter() - started:.1f} s")
+        print(
+            f"{engine.dialect.name}: {args.responses} responses by {args.people} people, filled in {time.perf_counter() - started:.1f} s"
+        )
     for period in wellbeing.PERIOD_DAYS:
         timings = []
         with sessions() as session:
@@ -76,7 +94,9 @@ def main() -> None:
                 started = time.perf_counter()
                 summary = wellbeing.summarize_organization(session, organization_id=organization_id, period=period)
                 timings.append((time.perf_counter() - started) * 1000)
-        print(f"  period={period:<8} responses={summary.figures.responses:>7}  median {statistics.median(timings):7.1f} ms  max {max(timings):7.1f} ms")
+        print(
+            f"  period={period:<8} responses={summary.figures.responses:>7}  median {statistics.median(timings):7.1f} ms  max {max(timings):7.1f} ms"
+        )
 
 
 if __name__ == "__main__":

@@ -33,9 +33,15 @@ def main(argv: list[str] | None = None) -> int:
         metavar="BASE64",
         help="a key of GET /api/evidence/keys to check the signature with (repeat for rotated keys)",
     )
-    verify.add_argument("--keys", metavar="FILE", help="a saved answer of GET /api/evidence/keys, instead of --public-key")
-    verify.add_argument("--checkpoint", metavar="FILE", help="a signed checkpoint the bundle must hold (GET /api/evidence/checkpoints)")
-    verify.add_argument("--report", metavar="FILE", help="a JSON compliance export whose every figure is recomputed from the bundle")
+    verify.add_argument(
+        "--keys", metavar="FILE", help="a saved answer of GET /api/evidence/keys, instead of --public-key"
+    )
+    verify.add_argument(
+        "--checkpoint", metavar="FILE", help="a signed checkpoint the bundle must hold (GET /api/evidence/checkpoints)"
+    )
+    verify.add_argument(
+        "--report", metavar="FILE", help="a JSON compliance export whose every figure is recomputed from the bundle"
+    )
     args = parser.parse_args(argv)
     if args.command == "evidence":
         # Offline: no settings, no database.

@@ -106,7 +106,9 @@ class Settings:
             raise ConfigError(f"RATE_LIMIT_MULTIPLIER must be a positive number, got {multiplier_text!r}")
         retention_text = text("WELLBEING_COMMENT_RETENTION_DAYS", "365")
         if not retention_text.isdigit() or not 1 <= int(retention_text) <= 36_500:
-            raise ConfigError(f"WELLBEING_COMMENT_RETENTION_DAYS must be a whole number of days from 1 to 36500, got {retention_text!r}")
+            raise ConfigError(
+                f"WELLBEING_COMMENT_RETENTION_DAYS must be a whole number of days from 1 to 36500, got {retention_text!r}"
+            )
         secret_key = text("SECRET_KEY")
         if environment == "production" and (secret_key is None or len(secret_key) < 32):
             raise ConfigError("SECRET_KEY of at least 32 characters is required when ENVIRONMENT=production")

@@ -110,4 +110,6 @@ def invalid(location: str, field: str, message: str, *, code: str | None = None)
 
 def unsupported_media_type(message: str) -> UnsupportedMediaType:
     """The 415, naming the `Content-Type` header as a refusal names a field."""
-    return UnsupportedMediaType(f"Content-Type: {message}", details={"errors": [field_error("header", "Content-Type", message)]})
+    return UnsupportedMediaType(
+        f"Content-Type: {message}", details={"errors": [field_error("header", "Content-Type", message)]}
+    )

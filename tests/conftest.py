@@ -17,7 +17,14 @@ from kindling.platform.database import upgrade
 from kindling.web.app import create_app
 from tests import factories
 
-pytest_plugins = ["tests.fake_provider", "tests.live", "tests.mail", "tests.openid_provider", "tests.receiver", "tests.servers"]
+pytest_plugins = [
+    "tests.fake_provider",
+    "tests.live",
+    "tests.mail",
+    "tests.openid_provider",
+    "tests.receiver",
+    "tests.servers",
+]
 
 
 @pytest.fixture(scope="session")

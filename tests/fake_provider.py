@@ -54,7 +54,9 @@ class FakeProvider:
         self.port = self.server.server_address[1]
         self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
 
-    def answer(self, status: int, body: dict | bytes, *, delay: float = 0, trickle: float = 0, headers: dict | None = None) -> None:
+    def answer(
+        self, status: int, body: dict | bytes, *, delay: float = 0, trickle: float = 0, headers: dict | None = None
+    ) -> None:
         """Answer `status` and `body` after `delay` seconds, sending one byte per `trickle` seconds."""
         self.status = status
         self.body = body if isinstance(body, bytes) else json.dumps(body).encode()

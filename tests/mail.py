@@ -44,7 +44,10 @@ class Mailbox:
         return "250 Message accepted for delivery"
 
     def authenticate(self, server, session, envelope, mechanism, auth_data) -> AuthResult:
-        ok = isinstance(auth_data, LoginPassword) and (auth_data.login, auth_data.password) == (USER.encode(), PASSWORD.encode())
+        ok = isinstance(auth_data, LoginPassword) and (auth_data.login, auth_data.password) == (
+            USER.encode(),
+            PASSWORD.encode(),
+        )
         if ok:
             self.logins.append(auth_data.login.decode())
         return AuthResult(success=ok)

@@ -39,7 +39,9 @@ class OpenIdProvider:
         @app.post("/test/rotate-key")
         def rotate_key():
             # The key type the provider itself makes (Authlib's).
-            flask.g.oidc_provider_mock_storage.jwk = type(flask.g.oidc_provider_mock_storage.jwk).generate_key(is_private=True)
+            flask.g.oidc_provider_mock_storage.jwk = type(flask.g.oidc_provider_mock_storage.jwk).generate_key(
+                is_private=True
+            )
             return "", 204
 
         self.server = werkzeug.serving.make_server("127.0.0.1", 0, app, threaded=True, request_handler=_QuietHandler)

@@ -45,8 +45,19 @@ class RedisServer:
     def start(self) -> None:
         """Start (again) on the same port."""
         self.process = subprocess.Popen(
-            ["redis-server", "--port", str(self.port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
-             "--dir", self.directory],
+            [
+                "redis-server",
+                "--port",
+                str(self.port),
+                "--bind",
+                "127.0.0.1",
+                "--save",
+                "",
+                "--appendonly",
+                "no",
+                "--dir",
+                self.directory,
+            ],
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
         )
@@ -99,14 +110,34 @@ class PostgresCluster:
         if self._as:
             account = pwd.getpwnam("postgres")
             os.chown(directory, account.pw_uid, account.pw_gid)
-        self._run("initdb", "--pgdata", self.data, "--username", "postgres", "--auth", "trust", "--no-sync",
-                  "--no-instructions", "--encoding", "UTF8")
+        self._run(
+            "initdb",
+            "--pgdata",
+            self.data,
+            "--username",
+            "postgres",
+            "--auth",
+            "trust",
+            "--no-sync",
+            "--no-instructions",
+            "--encoding",
+            "UTF8",
+        )
 
     def start(self) -> None:
         """Start (again) on the same port and wait until it answers."""
         options = f"-k {self.directory} -c listen_addresses=127.0.0.1 -p {self.port} -c fsync=off"
-        self._run("pg_ctl", "start", "--pgdata", self.data, "--log", os.path.join(self.directory, "server.log"),
-                  "--options", options, "--wait")
+        self._run(
+            "pg_ctl",
+            "start",
+            "--pgdata",
+            self.data,
+            "--log",
+            os.path.join(self.directory, "server.log"),
+            "--options",
+            options,
+            "--wait",
+        )
 
     def stop(self, mode: str = "immediate") -> None:
         """Stop the cluster; `immediate` drops every connection at once, as a crash would."""

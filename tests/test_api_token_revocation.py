@@ -40,7 +40,9 @@ def _answers(servers, token: str, event, *, callers: int = 6, watch: float = 3.0
         while not stop.is_set():
             server = next(turns)
             started = time.monotonic()
-            status = requests.get(f"{server.url}/api/auth/session", headers={"Authorization": f"Bearer {token}"}, timeout=10).status_code
+            status = requests.get(
+                f"{server.url}/api/auth/session", headers={"Authorization": f"Bearer {token}"}, timeout=10
+            ).status_code
             calls.append((started, status))
 
     with concurrent.futures.ThreadPoolExecutor(max_workers=callers) as pool:
@@ -67,7 +69,9 @@ def _member_with_token(server) -> tuple[dict, str, str]:
     admin = sign_up(server.url)
     join_code = call(server, "GET", "/api/auth/session", admin.token).json()["data"]["organization"]["joinCode"]
     member = sign_up(server.url, joinCode=join_code)
-    token = call(server, "POST", "/api/auth/tokens", member.token, json={"name": "ci", "expiresInDays": 7}).json()["data"]
+    token = call(server, "POST", "/api/auth/tokens", member.token, json={"name": "ci", "expiresInDays": 7}).json()[
+        "data"
+    ]
     return admin.headers, member.id, token
 
 
@@ -75,7 +79,11 @@ def test_a_revoked_token_is_refused_everywhere_within_two_seconds(servers):
     _, _, token = _member_with_token(servers[0])
 
     def revoke() -> float:
-        response = requests.delete(f"{servers[1].url}/api/auth/tokens/{token['id']}", headers={"Authorization": f"Bearer {token['token']}"}, timeout=10)
+        response = requests.delete(
+            f"{servers[1].url}/api/auth/tokens/{token['id']}",
+            headers={"Authorization": f"Bearer {token['token']}"},
+            timeout=10,
+        )
         assert response.status_code == 204, response.text
         return time.monotonic()
 
@@ -86,7 +94,9 @@ def test_a_deactivated_owners_token_is_refused_everywhere_within_two_seconds(ser
     admin_headers, member_id, token = _member_with_token(servers[0])
 
     def remove() -> float:
-        response = requests.delete(f"{servers[1].url}/api/organization/members/{member_id}", headers=admin_headers, timeout=10)
+        response = requests.delete(
+            f"{servers[1].url}/api/organization/members/{member_id}", headers=admin_headers, timeout=10
+        )
         assert response.status_code == 204, response.text
         return time.monotonic()
 
@@ -100,7 +110,11 @@ def test_an_expiring_token_is_refused_everywhere_from_its_expiry(servers, fresh_
     def expire_soon() -> float:
         lapse = 1.0
         with engine.begin() as connection:
-            connection.execute(update(ApiToken).where(ApiToken.id == token["id"]).values(expires_at=utcnow() + dt.timedelta(seconds=lapse)))
+            connection.execute(
+                update(ApiToken)
+                .where(ApiToken.id == token["id"])
+                .values(expires_at=utcnow() + dt.timedelta(seconds=lapse))
+            )
         return time.monotonic() + lapse
 
     try:

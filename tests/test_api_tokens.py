@@ -23,7 +23,9 @@ SCIM_PATCH = "urn:ietf:params:scim:api:messages:2.0:PatchOp"
 
 
 def create(client, account, **body):
-    return client.post("/api/auth/tokens", json={"name": "CI pipeline", "expiresInDays": 30, **body}, headers=account.headers)
+    return client.post(
+        "/api/auth/tokens", json={"name": "CI pipeline", "expiresInDays": 30, **body}, headers=account.headers
+    )
 
 
 def bearer(token: str) -> dict:
@@ -122,7 +124,9 @@ def test_removing_a_member_revokes_their_tokens(client, make, db):
 
 
 def test_the_identity_providers_deletion_revokes_tokens(client, make, runtime, monkeypatch):
-    monkeypatch.setattr(runtime, "settings", dataclasses.replace(runtime.settings, auth_webhook_secret=identity.IDENTITY_SECRET))
+    monkeypatch.setattr(
+        runtime, "settings", dataclasses.replace(runtime.settings, auth_webhook_secret=identity.IDENTITY_SECRET)
+    )
     member = make.member(make.admin())
     member.user.external_id = "user_leaver"
     token = make.api_token(member)
@@ -137,7 +141,12 @@ def test_a_role_change_reaches_a_cached_token_at_once(client, make):
     member = make.member(admin)
     token = make.api_token(member)
     assert_envelope(client.get("/api/organization/members", headers=token.headers), 403)
-    assert client.patch(f"/api/organization/members/{member.user.id}", json={"role": "manager"}, headers=admin.headers).status_code == 200
+    assert (
+        client.patch(
+            f"/api/organization/members/{member.user.id}", json={"role": "manager"}, headers=admin.headers
+        ).status_code
+        == 200
+    )
     assert client.get("/api/organization/members", headers=token.headers).status_code == 200
 
 
@@ -146,7 +155,9 @@ def test_scim_deactivation_revokes_tokens_and_reactivation_does_not_restore_them
     scim = make.scim_token(admin)
     member = make.member(admin)
     token = make.api_token(member)
-    created = client.post("/scim/v2/Users", headers=scim, json={"schemas": [SCIM_USER], "userName": member.user.email, "active": True})
+    created = client.post(
+        "/scim/v2/Users", headers=scim, json={"schemas": [SCIM_USER], "userName": member.user.email, "active": True}
+    )
     assert created.status_code == 201, created.text
     user_id = created.json()["id"]
     assert client.get("/api/auth/session", headers=token.headers).status_code == 200

@@ -159,7 +159,12 @@ def test_wrong_password_and_unknown_email_look_the_same(client, make):
 def test_sign_in_is_throttled_after_ten_failures_per_email(client, make):
     account = make.admin()
     for _ in range(10):
-        assert client.post("/api/auth/sign-in", json={"email": account.user.email, "password": "wrong password!"}).status_code == 401
+        assert (
+            client.post(
+                "/api/auth/sign-in", json={"email": account.user.email, "password": "wrong password!"}
+            ).status_code
+            == 401
+        )
     blocked = client.post("/api/auth/sign-in", json={"email": account.user.email, "password": PASSWORD})
     assert blocked.status_code == 429
     assert blocked.json()["code"] == "rate_limited"
@@ -195,7 +200,12 @@ def test_no_secret_in_any_auth_response(client, make):
 
 
 def test_missing_or_bogus_credentials_are_401_with_envelope(client):
-    for headers in ({}, {"Authorization": "Bearer nope"}, {"Cookie": f"{COOKIE_NAME}=nope"}, {"Authorization": "Basic eDp5"}):
+    for headers in (
+        {},
+        {"Authorization": "Bearer nope"},
+        {"Cookie": f"{COOKIE_NAME}=nope"},
+        {"Authorization": "Basic eDp5"},
+    ):
         response = client.get("/api/auth/session", headers=headers)
         assert response.status_code == 401, headers
         assert response.headers["content-type"] == "application/json"

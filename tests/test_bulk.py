@@ -65,7 +65,10 @@ def test_each_row_is_handled_on_its_own_in_row_order(client, make, db):
     assert invitations(db, consultant) == before + 1
     created = db.get(Invitation, results[0]["invitationId"])
     assert (created.organization_id, created.consultant_id, created.message, created.status) == (
-        new.organization_id, consultant.user.id, "Hello there", "pending",
+        new.organization_id,
+        consultant.user.id,
+        "Hello there",
+        "pending",
     )
 
 
@@ -93,7 +96,9 @@ def test_blank_lines_at_the_end_are_ignored_but_not_between_rows(client, make):
 
 def test_an_invalid_row_does_not_make_a_later_one_a_duplicate(client, make):
     consultant, admin = make.consultant(), make.admin()
-    content = HEADER + f"{admin.organization_id},{'x' * 1001}\n{admin.organization_id},fixed\n{admin.organization_id},\n"
+    content = (
+        HEADER + f"{admin.organization_id},{'x' * 1001}\n{admin.organization_id},fixed\n{admin.organization_id},\n"
+    )
     results = upload(client, consultant, content).json()["results"]
     assert [r.get("code") for r in results] == ["invalid_row", None, "duplicate_row"]
 

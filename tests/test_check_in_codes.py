@@ -97,8 +97,13 @@ def test_a_check_in_is_verified_with_the_code_of_the_clock_it_is_made_at(make, d
     }
     for code, verified in cases.items():
         record = volunteering.check_in(
-            db, caller=principal(make.member(admin)), opportunity_id=opportunity.id,
-            latitude=CENTRE[0], longitude=CENTRE[1], code=code, now=now,
+            db,
+            caller=principal(make.member(admin)),
+            opportunity_id=opportunity.id,
+            latitude=CENTRE[0],
+            longitude=CENTRE[1],
+            code=code,
+            now=now,
         )
         assert (record.code_verified, record.verified) == (verified, verified), code
 
@@ -141,8 +146,11 @@ def test_opportunities_say_whether_they_require_a_code(client, make):
     admin = make.admin()
     starts_at = utcnow() + dt.timedelta(days=1)
     body = {
-        "title": "Door duty", "startsAt": starts_at.isoformat(), "endsAt": (starts_at + dt.timedelta(hours=2)).isoformat(),
-        "location": {"latitude": 51.5, "longitude": -0.12}, "requireCode": True,
+        "title": "Door duty",
+        "startsAt": starts_at.isoformat(),
+        "endsAt": (starts_at + dt.timedelta(hours=2)).isoformat(),
+        "location": {"latitude": 51.5, "longitude": -0.12},
+        "requireCode": True,
     }
     created = client.post("/api/volunteer", json=body, headers=admin.headers).json()["data"]
     assert created["requireCode"] is True
@@ -152,7 +160,8 @@ def test_opportunities_say_whether_they_require_a_code(client, make):
 
 
 @pytest.mark.parametrize(
-    "fields", [{"code": "12345"}, {"code": "1234567"}, {"code": "abcdef"}, {"code": 123456}, {"code": None}],
+    "fields",
+    [{"code": "12345"}, {"code": "1234567"}, {"code": "abcdef"}, {"code": 123456}, {"code": None}],
     ids=["short", "long", "letters", "number", "null"],
 )
 def test_malformed_codes_are_400(client, make, db, fields):
@@ -206,20 +215,25 @@ def test_approval_of_other_records_answers_404(client, make, db):
         (opportunity.id, str(uuid.uuid4())),
         (str(uuid.uuid4()), record["id"]),
     ]:
-        response = client.post(f"/api/volunteer/{opportunity_id}/check-ins/{check_in_id}/approve", json=NOTE, headers=admin.headers)
+        response = client.post(
+            f"/api/volunteer/{opportunity_id}/check-ins/{check_in_id}/approve", json=NOTE, headers=admin.headers
+        )
         assert_envelope(response, 404, "not_found")
     assert_envelope(client.get(f"/api/volunteer/{foreign.id}/check-ins", headers=admin.headers), 404, "not_found")
 
 
 @pytest.mark.parametrize(
-    "body", [{}, {"note": ""}, {"note": "   "}, {"note": 5}, {"note": "x" * 501}, {"note": "ok", "reason": "ok"}, [], "note"],
+    "body",
+    [{}, {"note": ""}, {"note": "   "}, {"note": 5}, {"note": "x" * 501}, {"note": "ok", "reason": "ok"}, [], "note"],
     ids=["empty", "empty note", "blank note", "number", "too long", "unknown field", "array", "string"],
 )
 def test_malformed_approvals_are_400(client, make, db, body):
     admin = make.admin()
     opportunity = coded_opportunity(make, admin)
     record = check_in(client, make.member(admin), opportunity).json()
-    response = client.post(f"/api/volunteer/{opportunity.id}/check-ins/{record['id']}/approve", json=body, headers=admin.headers)
+    response = client.post(
+        f"/api/volunteer/{opportunity.id}/check-ins/{record['id']}/approve", json=body, headers=admin.headers
+    )
     assert_envelope(response, 400, "validation_error")
 
 
@@ -230,8 +244,12 @@ def test_organisers_list_check_ins_newest_first_a_page_at_a_time(client, make, d
     ids = []
     for n in range(5):
         record = volunteering.check_in(
-            db, caller=principal(make.member(admin)), opportunity_id=opportunity.id,
-            latitude=CENTRE[0], longitude=CENTRE[1], now=start + dt.timedelta(seconds=n),
+            db,
+            caller=principal(make.member(admin)),
+            opportunity_id=opportunity.id,
+            latitude=CENTRE[0],
+            longitude=CENTRE[1],
+            now=start + dt.timedelta(seconds=n),
         )
         ids.append(record.id)
     listed, cursor = [], None
@@ -245,5 +263,9 @@ def test_organisers_list_check_ins_newest_first_a_page_at_a_time(client, make, d
         if cursor is None:
             break
     assert listed == ids[::-1]
-    assert_envelope(client.get(f"/api/volunteer/{opportunity.id}/check-ins", headers=make.member(admin).headers), 403, "forbidden")
-    assert_envelope(client.get(f"/api/volunteer/{opportunity.id}/check-ins?cursor=eA", headers=admin.headers), 400, "invalid_cursor")
+    assert_envelope(
+        client.get(f"/api/volunteer/{opportunity.id}/check-ins", headers=make.member(admin).headers), 403, "forbidden"
+    )
+    assert_envelope(
+        client.get(f"/api/volunteer/{opportunity.id}/check-ins?cursor=eA", headers=admin.headers), 400, "invalid_cursor"
+    )

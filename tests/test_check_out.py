@@ -20,8 +20,14 @@ def test_one_check_in_on_the_last_day_of_a_fourteen_day_opportunity_counts_the_t
     admin = make.admin()
     member = make.member(admin)
     now = utcnow()
-    opportunity = make.opportunity(admin, starts_at=now - dt.timedelta(days=13, hours=22), ends_at=now + dt.timedelta(hours=2))
-    checked_in = client.post(f"/api/volunteer/{opportunity.id}/check-in", json={"latitude": CENTRE[0], "longitude": CENTRE[1]}, headers=member.headers)
+    opportunity = make.opportunity(
+        admin, starts_at=now - dt.timedelta(days=13, hours=22), ends_at=now + dt.timedelta(hours=2)
+    )
+    checked_in = client.post(
+        f"/api/volunteer/{opportunity.id}/check-in",
+        json={"latitude": CENTRE[0], "longitude": CENTRE[1]},
+        headers=member.headers,
+    )
     assert checked_in.status_code == 201 and checked_in.json()["hours"] == 0
     out = client.post(f"/api/volunteer/{opportunity.id}/check-out", headers=member.headers)
     assert out.status_code == 200, out.text
@@ -33,7 +39,12 @@ def test_hours_run_from_check_in_to_check_out_within_the_window_and_at_most_twel
     start = utcnow() - dt.timedelta(days=3)
     cases = [
         # (opportunity length, check-in after start, check-out after start, hours)
-        (dt.timedelta(hours=4), dt.timedelta(minutes=-30), dt.timedelta(hours=2, minutes=30), 2.5),  # early: from the start
+        (
+            dt.timedelta(hours=4),
+            dt.timedelta(minutes=-30),
+            dt.timedelta(hours=2, minutes=30),
+            2.5,
+        ),  # early: from the start
         (dt.timedelta(hours=4), dt.timedelta(hours=1), dt.timedelta(hours=6), 3.0),  # late: until the end
         (dt.timedelta(days=14), dt.timedelta(hours=1), dt.timedelta(days=2), 12.0),  # at most 12
         (dt.timedelta(hours=4), dt.timedelta(0), dt.timedelta(minutes=20), 0.33),  # to 2 decimals
@@ -64,7 +75,11 @@ def test_an_organiser_sets_the_hours_of_a_check_in_without_a_check_out(client, m
     member = make.member(admin)
     opportunity = make.opportunity(admin)  # started 10 minutes ago, lasts 2 hours
     far = north_of(CENTRE, 5000)
-    check_in = client.post(f"/api/volunteer/{opportunity.id}/check-in", json={"latitude": far[0], "longitude": far[1]}, headers=member.headers).json()
+    check_in = client.post(
+        f"/api/volunteer/{opportunity.id}/check-in",
+        json={"latitude": far[0], "longitude": far[1]},
+        headers=member.headers,
+    ).json()
     approve = f"/api/volunteer/{opportunity.id}/check-ins/{check_in['id']}/approve"
     too_many = client.post(approve, json={"note": "Seen at the door", "hours": 3}, headers=admin.headers)
     assert too_many.status_code == 400 and too_many.json()["details"]["errors"][0]["field"] == "hours"

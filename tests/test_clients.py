@@ -12,8 +12,15 @@ from kindling.consulting import clients
 from kindling.consulting.models import ClientRelationship
 
 RELATIONSHIP_FIELDS = {
-    "id", "consultantId", "organizationId", "invitationId", "status", "acceptedAt", "endedAt",
-    "organization", "consultant",
+    "id",
+    "consultantId",
+    "organizationId",
+    "invitationId",
+    "status",
+    "acceptedAt",
+    "endedAt",
+    "organization",
+    "consultant",
 }
 
 
@@ -22,7 +29,9 @@ def test_consultant_lists_active_clients_by_name(client, make, db):
     zeta, alpha, ended = make.admin("Zeta Works"), make.admin("alpha care"), make.admin("Gone Ltd")
     for admin in (zeta, alpha, ended):
         make.client(consultant, admin)
-    clients.end_relationship(db, consultant_id=consultant.user.id, organization_id=ended.organization_id, ended_by="consultant")
+    clients.end_relationship(
+        db, consultant_id=consultant.user.id, organization_id=ended.organization_id, ended_by="consultant"
+    )
     make.invitation(consultant, make.admin("Only Invited"))
     make.client(make.consultant(), make.admin("Someone Else's"))
     response = client.get("/api/clients", headers=consultant.headers)
@@ -81,7 +90,9 @@ def test_nobody_else_ends_a_relationship(client, make, db):
     ]
     for account, path in outsiders:
         assert client.delete(path, headers=account.headers).status_code == 404
-    assert client.delete(f"/api/consultants/{consultant.user.id}", headers=make.member(admin).headers).status_code == 403
+    assert (
+        client.delete(f"/api/consultants/{consultant.user.id}", headers=make.member(admin).headers).status_code == 403
+    )
     assert client.delete(f"/api/consultants/{consultant.user.id}", headers=consultant.headers).status_code == 403
     assert client.delete(f"/api/clients/{admin.organization_id}", headers=admin.headers).status_code == 403
     assert [c["status"] for c in client.get("/api/clients", headers=consultant.headers).json()["data"]] == ["active"]
@@ -91,9 +102,13 @@ def test_an_ended_relationship_can_start_again(client, make, db):
     consultant, admin = make.consultant(), make.admin()
     first = make.client(consultant, admin)
     client.delete(f"/api/clients/{admin.organization_id}", headers=consultant.headers)
-    sent = client.post("/api/invitations/send", json={"organizationId": admin.organization_id}, headers=consultant.headers)
+    sent = client.post(
+        "/api/invitations/send", json={"organizationId": admin.organization_id}, headers=consultant.headers
+    )
     assert sent.status_code == 200
-    accepted = client.post("/api/invitations/accept", json={"invitationId": sent.json()["data"]["id"]}, headers=admin.headers)
+    accepted = client.post(
+        "/api/invitations/accept", json={"invitationId": sent.json()["data"]["id"]}, headers=admin.headers
+    )
     assert accepted.status_code == 200
     second = accepted.json()["data"]
     assert second["status"] == "active" and second["id"] != first.id
@@ -104,9 +119,12 @@ def test_an_ended_relationship_can_start_again(client, make, db):
         .order_by(ClientRelationship.accepted_at)
     ).all()
     assert [(r.id, r.status) for r in history] == [(first.id, "ended"), (second["id"], "active")]
-    assert client.post(
-        "/api/invitations/send", json={"organizationId": admin.organization_id}, headers=consultant.headers
-    ).json()["code"] == "already_client"
+    assert (
+        client.post(
+            "/api/invitations/send", json={"organizationId": admin.organization_id}, headers=consultant.headers
+        ).json()["code"]
+        == "already_client"
+    )
 
 
 def test_one_active_relationship_per_pair_is_enforced_by_the_database(make, db):
@@ -116,11 +134,17 @@ def test_one_active_relationship_per_pair_is_enforced_by_the_database(make, db):
     with pytest.raises(IntegrityError), db.begin_nested():
         db.add(
             ClientRelationship(
-                consultant_id=consultant.user.id, organization_id=admin.organization_id, invitation_id=second_invitation.id
+                consultant_id=consultant.user.id,
+                organization_id=admin.organization_id,
+                invitation_id=second_invitation.id,
             )
         )
         db.flush()
     # Ended relationships are history, any number of them.
     first.status = "ended"
-    db.add(ClientRelationship(consultant_id=consultant.user.id, organization_id=admin.organization_id, invitation_id=second_invitation.id))
+    db.add(
+        ClientRelationship(
+            consultant_id=consultant.user.id, organization_id=admin.organization_id, invitation_id=second_invitation.id
+        )
+    )
     db.flush()

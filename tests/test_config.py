@@ -84,10 +84,16 @@ def test_bad_values_fail_with_one_line(env, mentions):
 
 def test_mail_settings():
     settings = Settings.from_env(
-        {"SMTP_URL": "smtp://user:p%40ss@mail.example.com:2525", "MAIL_FROM": "Kindling <attest@example.com>",
-         "PUBLIC_URL": "https://kindling.example.com/"}
+        {
+            "SMTP_URL": "smtp://user:p%40ss@mail.example.com:2525",
+            "MAIL_FROM": "Kindling <attest@example.com>",
+            "PUBLIC_URL": "https://kindling.example.com/",
+        }
     )
-    assert (settings.smtp_url, settings.mail_from) == ("smtp://user:p%40ss@mail.example.com:2525", "Kindling <attest@example.com>")
+    assert (settings.smtp_url, settings.mail_from) == (
+        "smtp://user:p%40ss@mail.example.com:2525",
+        "Kindling <attest@example.com>",
+    )
     assert settings.public_url == "https://kindling.example.com" and settings.mail_timeout == 10
     unset = Settings.from_env({})
     assert (unset.smtp_url, unset.mail_from) == (None, None)

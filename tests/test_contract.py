@@ -46,41 +46,85 @@ def populate(api: Api, database_url: str) -> dict[str, str]:
         tokens[consultant] = api.sign_up(email=EMAILS[consultant], accountType="consultant", firmName="Contract Firm")
     # The consultant's client, and invitations still pending: one for the admin to answer, one for
     # the consultant to withdraw.
-    invitation = api.call("POST", "/api/invitations/send", tokens["consultant"], json={"organizationId": organization["id"]})
+    invitation = api.call(
+        "POST", "/api/invitations/send", tokens["consultant"], json={"organizationId": organization["id"]}
+    )
     api.call("POST", "/api/invitations/accept", tokens["admin"], json={"invitationId": invitation["data"]["id"]})
     api.call("POST", "/api/invitations/send", tokens["other consultant"], json={"organizationId": organization["id"]})
-    api.call("POST", "/api/invitations/send", tokens["consultant"], json={"organizationId": stranger_organization["id"]})
+    api.call(
+        "POST", "/api/invitations/send", tokens["consultant"], json={"organizationId": stranger_organization["id"]}
+    )
 
-    users = {name: api.call("GET", "/api/auth/session", tokens[name])["data"]["user"]["id"] for name in ("admin", "member")}
+    users = {
+        name: api.call("GET", "/api/auth/session", tokens[name])["data"]["user"]["id"] for name in ("admin", "member")
+    }
     now = dt.datetime.now(dt.UTC)
-    opportunity = api.call("POST", "/api/volunteer", tokens["admin"], json={
-        "title": "Park clean-up",
-        "startsAt": (now - dt.timedelta(hours=1)).isoformat(),
-        "endsAt": (now + dt.timedelta(hours=3)).isoformat(),
-        "location": {"latitude": 51.5074, "longitude": -0.1278},
-        "requireCode": True,
-    })["data"]
+    opportunity = api.call(
+        "POST",
+        "/api/volunteer",
+        tokens["admin"],
+        json={
+            "title": "Park clean-up",
+            "startsAt": (now - dt.timedelta(hours=1)).isoformat(),
+            "endsAt": (now + dt.timedelta(hours=3)).isoformat(),
+            "location": {"latitude": 51.5074, "longitude": -0.1278},
+            "requireCode": True,
+        },
+    )["data"]
     # A check-in without the venue's code, for organisers to list and approve.
-    api.call("POST", f"/api/volunteer/{opportunity['id']}/check-in", tokens["member"], json={"latitude": 51.5074, "longitude": -0.1278})
+    api.call(
+        "POST",
+        f"/api/volunteer/{opportunity['id']}/check-in",
+        tokens["member"],
+        json={"latitude": 51.5074, "longitude": -0.1278},
+    )
     for sender, recipient in (("member", "admin"), ("admin", "member")):
         act = {"description": "Covered a shift", "category": "peer_recognition", "verificationLevel": 2}
         api.call("POST", "/api/kindness", tokens[sender], json={**act, "recipientId": users[recipient]})
         # Waiting for a manager's approval and for an external attester.
         for level in (3, 5):
-            api.call("POST", "/api/kindness", tokens[sender], json={**act, "verificationLevel": level, "recipientId": "outsider"})
+            api.call(
+                "POST",
+                "/api/kindness",
+                tokens[sender],
+                json={**act, "verificationLevel": level, "recipientId": "outsider"},
+            )
         donation = {"amount": 2500, "currency": "USD", "recipient": {"name": "Food Bank"}}
         api.call("POST", "/api/donations", tokens[sender], json=donation)
         api.call("POST", "/api/wellbeing", tokens[sender], json={"mood": 4, "stress": 2, "comment": "A good week"})
     # Giving programs, and a donation of each person matched by the payment webhook: requests
     # awaiting review, for admins and managers to decide and pay.
-    api.call("POST", "/api/giving/programs", tokens["admin"], json={
-        "name": "Gift match", "kind": "donation_match", "ratioPercent": 100, "perPersonCap": 100_000, "approval": "review",
-    })
-    api.call("POST", "/api/giving/programs", tokens["admin"], json={
-        "name": "Dollars for doers", "kind": "volunteer_grant", "ratePerHour": 1000, "perPersonCap": 100_000, "approval": "review",
-    })
+    api.call(
+        "POST",
+        "/api/giving/programs",
+        tokens["admin"],
+        json={
+            "name": "Gift match",
+            "kind": "donation_match",
+            "ratioPercent": 100,
+            "perPersonCap": 100_000,
+            "approval": "review",
+        },
+    )
+    api.call(
+        "POST",
+        "/api/giving/programs",
+        tokens["admin"],
+        json={
+            "name": "Dollars for doers",
+            "kind": "volunteer_grant",
+            "ratePerHour": 1000,
+            "perPersonCap": 100_000,
+            "approval": "review",
+        },
+    )
     for sender in ("member", "admin"):
-        donation = api.call("POST", "/api/donations", tokens[sender], json={"amount": 4000, "currency": "USD", "recipient": {"name": "Shelter"}})["data"]
+        donation = api.call(
+            "POST",
+            "/api/donations",
+            tokens[sender],
+            json={"amount": 4000, "currency": "USD", "recipient": {"name": "Shelter"}},
+        )["data"]
         api.settle(donation, secret=PAYMENT_SECRET)
     return tokens
 
@@ -125,10 +169,16 @@ def test_every_scim_operation_honours_the_contract(fresh_database_url, live_serv
     scim_tokens = []
     for name in ("SCIM Org", "SCIM Stranger Org"):
         admin = api.sign_up(email=f"admin@{name.lower().replace(' ', '-')}.test", organizationName=name)
-        scim_tokens.append(api.call("POST", "/api/organization/scim-tokens", admin, json={"description": "contract"})["data"]["token"])
+        scim_tokens.append(
+            api.call("POST", "/api/organization/scim-tokens", admin, json={"description": "contract"})["data"]["token"]
+        )
     person = {"schemas": ["urn:ietf:params:scim:schemas:core:2.0:User"], "userName": "ada@scim.test", "active": True}
     user_id = api.call("POST", "/scim/v2/Users", scim_tokens[0], json=person)["id"]
-    group = {"schemas": ["urn:ietf:params:scim:schemas:core:2.0:Group"], "displayName": "Leads", "members": [{"value": user_id}]}
+    group = {
+        "schemas": ["urn:ietf:params:scim:schemas:core:2.0:Group"],
+        "displayName": "Leads",
+        "members": [{"value": user_id}],
+    }
     api.call("POST", "/scim/v2/Groups", scim_tokens[0], json=group)
     accounts = accounts_file(tmp_path, *scim_tokens)
     run = schemathesis(server, accounts, ALL_PHASES, "--include-path-regex", SCIM_PATHS)

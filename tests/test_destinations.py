@@ -61,7 +61,12 @@ def test_every_resolved_address_must_be_public(monkeypatch):
 def test_policy_follows_the_settings():
     assert DestinationPolicy.from_settings(Settings.from_env({})) == DestinationPolicy(False, False)
     production = Settings.from_env(
-        {"ENVIRONMENT": "production", "SECRET_KEY": "k" * 32, "EVIDENCE_SIGNING_KEY": "A" * 43 + "=", "WEBHOOK_ALLOW_PRIVATE_URLS": "true"}
+        {
+            "ENVIRONMENT": "production",
+            "SECRET_KEY": "k" * 32,
+            "EVIDENCE_SIGNING_KEY": "A" * 43 + "=",
+            "WEBHOOK_ALLOW_PRIVATE_URLS": "true",
+        }
     )
     assert DestinationPolicy.from_settings(production) == DestinationPolicy(allow_private=True, require_https=True)
 

@@ -5,7 +5,17 @@ from __future__ import annotations
 import base64
 
 DONATION_FIELDS = {
-    "id", "organizationId", "userId", "amount", "currency", "recipient", "note", "status", "createdAt", "updatedAt", "succeededAt",
+    "id",
+    "organizationId",
+    "userId",
+    "amount",
+    "currency",
+    "recipient",
+    "note",
+    "status",
+    "createdAt",
+    "updatedAt",
+    "succeededAt",
 }
 
 
@@ -15,7 +25,9 @@ def donation_body(**fields) -> dict:
 
 def test_member_pledges_a_pending_donation(client, make):
     member = make.member(make.admin())
-    body = donation_body(recipient={"name": " Shelter Trust ", "registrationNumber": "1234567"}, note="For the winter appeal")
+    body = donation_body(
+        recipient={"name": " Shelter Trust ", "registrationNumber": "1234567"}, note="For the winter appeal"
+    )
     response = client.post("/api/donations", json=body, headers=member.headers)
     assert response.status_code == 201
     data = response.json()["data"]
@@ -60,7 +72,9 @@ def test_donation_rules(client, make):
     for fields in cases:
         response = client.post("/api/donations", json=donation_body(**fields), headers=admin.headers)
         assert response.status_code == 400, fields
-    assert client.post("/api/donations", json=donation_body(amount=100_000_000), headers=admin.headers).status_code == 201
+    assert (
+        client.post("/api/donations", json=donation_body(amount=100_000_000), headers=admin.headers).status_code == 201
+    )
     assert client.post("/api/donations", json=donation_body(amount=1), headers=admin.headers).status_code == 201
 
 

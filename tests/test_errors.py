@@ -35,7 +35,9 @@ def test_malformed_json(client):
 
 
 def test_body_that_is_not_utf8(client):
-    response = client.post("/api/auth/sign-in", content=b'{"email": "\xa8"}', headers={"Content-Type": "application/json"})
+    response = client.post(
+        "/api/auth/sign-in", content=b'{"email": "\xa8"}', headers={"Content-Type": "application/json"}
+    )
     assert_envelope(response, 400, "validation_error")
 
 
@@ -77,7 +79,10 @@ def test_body_too_large_while_streaming():
 @pytest.mark.parametrize(
     "path, body",
     [
-        ("/api/auth/sign-up", b'{"email": "a@b.test", "password": "correct horse battery", "name": "A\\u0000", "organizationName": "N"}'),
+        (
+            "/api/auth/sign-up",
+            b'{"email": "a@b.test", "password": "correct horse battery", "name": "A\\u0000", "organizationName": "N"}',
+        ),
         ("/api/auth/sign-in", b'{"email": "a\\u0000@b.test", "password": "x"}'),
         ("/api/auth/sign-in?x=%00", b'{"email": "a@b.test", "password": "x"}'),
     ],
@@ -91,7 +96,9 @@ def test_nul_characters_are_refused(client, db, path, body):
 
 def test_escaped_backslash_before_u0000_is_plain_text(client):
     body = b'{"email": "a\\\\u0000@b.test", "password": "wrong password"}'
-    assert client.post("/api/auth/sign-in", content=body, headers={"Content-Type": "application/json"}).status_code == 401
+    assert (
+        client.post("/api/auth/sign-in", content=body, headers={"Content-Type": "application/json"}).status_code == 401
+    )
 
 
 def test_unhandled_exception_is_logged_not_shown(client, make, monkeypatch, caplog):
@@ -151,10 +158,34 @@ def test_sign_up_names_the_offending_field_and_not_the_password(client):
 @pytest.mark.parametrize(
     "body, field, message",
     [
-        ({"email": "a@b.test", "password": "short", "name": "n", "joinCode": "Z"}, "password", "must be at least 12 characters"),
+        (
+            {"email": "a@b.test", "password": "short", "name": "n", "joinCode": "Z"},
+            "password",
+            "must be at least 12 characters",
+        ),
         ({"email": "a@b.test", "password": "long enough pass", "name": "n"}, "organizationName", "is required"),
-        ({"email": "a@b.test", "password": "long enough pass", "name": "n", "accountType": "consultant", "organizationName": "x"}, "organizationName", "is not allowed"),
-        ({"email": "a@b.test", "password": "long enough pass", "name": "n", "accountType": "consultant", "firmName": 7}, "firmName", "must be a string"),
+        (
+            {
+                "email": "a@b.test",
+                "password": "long enough pass",
+                "name": "n",
+                "accountType": "consultant",
+                "organizationName": "x",
+            },
+            "organizationName",
+            "is not allowed",
+        ),
+        (
+            {
+                "email": "a@b.test",
+                "password": "long enough pass",
+                "name": "n",
+                "accountType": "consultant",
+                "firmName": 7,
+            },
+            "firmName",
+            "must be a string",
+        ),
     ],
 )
 def test_sign_up_reports_the_shape_the_body_comes_closest_to(client, body, field, message):
@@ -174,9 +205,13 @@ def test_body_errors_are_listed_field_by_field(client):
 
 def test_nested_fields_are_dotted_paths(client, make):
     account = make.admin()
-    response = client.post("/api/wellbeing", json={"mood": 4, "stress": 2, "nope": {"deep": 1}}, headers=account.headers)
+    response = client.post(
+        "/api/wellbeing", json={"mood": 4, "stress": 2, "nope": {"deep": 1}}, headers=account.headers
+    )
     assert_refused(response, "body", "nope")
-    theme = client.post("/api/theme/check", json={"theme": {"light": {"primary": 5}}}, headers=make.consultant().headers)
+    theme = client.post(
+        "/api/theme/check", json={"theme": {"light": {"primary": 5}}}, headers=make.consultant().headers
+    )
     fields = [e["field"] for e in theme.json()["details"]["errors"]]
     assert any(field.startswith("theme.") for field in fields), theme.json()
 
@@ -206,9 +241,15 @@ def test_path_parameter(client, make):
 
 def test_header_parameter(client):
     headers = {"Content-Type": "application/json", "Stripe-Signature": SECRETS["signature"] * 200}
-    first = assert_refused(client.post("/webhooks/payments", content=b"{}", headers=headers), "header", "Stripe-Signature")
+    first = assert_refused(
+        client.post("/webhooks/payments", content=b"{}", headers=headers), "header", "Stripe-Signature"
+    )
     assert first["message"] == "must be at most 4096 characters"
-    assert_refused(client.post("/webhooks/payments", content=b"{}", headers={"Content-Type": "application/json"}), "header", "Stripe-Signature")
+    assert_refused(
+        client.post("/webhooks/payments", content=b"{}", headers={"Content-Type": "application/json"}),
+        "header",
+        "Stripe-Signature",
+    )
 
 
 def test_multipart_field(client, make):
@@ -235,7 +276,9 @@ def _secret_request(operation: dict, path: str) -> tuple[str, dict, dict, dict]:
         if parameter["in"] == "path":
             path = path.replace("{" + parameter["name"] + "}", SECRETS["token"] + "!" + "x" * 40)
     query = {p["name"]: secret for p in operation["parameters"] if p["in"] == "query"} | SECRETS
-    headers = {p["name"]: secret for p in operation["parameters"] if p["in"] == "header" and p["name"].lower() != "user-agent"}
+    headers = {
+        p["name"]: secret for p in operation["parameters"] if p["in"] == "header" and p["name"].lower() != "user-agent"
+    }
     headers["X-Api-Secret"] = SECRETS["secret"]
     body = {name: [secret] for name in (spec.body_schema(operation) or {}).get("properties", {})} | SECRETS
     return path, query, headers, body
@@ -248,9 +291,18 @@ def test_no_refused_request_repeats_a_secret(client, make):
     statuses = collections.Counter()
     for (method, path), operation in spec.operations().items():
         url, query, headers, body = _secret_request(operation, path)
-        response = client.request(method, url, params=query, json=body if method in ("POST", "PUT", "PATCH") else None,
-                                  headers={**(admin if "admin" in operation["x-roles"] else consultant).headers, **headers})
-        assert 400 <= response.status_code < 500 and response.status_code not in (414, 431), (method, path, response.status_code)
+        response = client.request(
+            method,
+            url,
+            params=query,
+            json=body if method in ("POST", "PUT", "PATCH") else None,
+            headers={**(admin if "admin" in operation["x-roles"] else consultant).headers, **headers},
+        )
+        assert 400 <= response.status_code < 500 and response.status_code not in (414, 431), (
+            method,
+            path,
+            response.status_code,
+        )
         assert response.headers["content-type"] == "application/json", (method, path)
         assert_discreet(response)
         statuses[response.status_code] += 1
@@ -261,7 +313,9 @@ def test_no_refused_request_repeats_a_secret(client, make):
 
 def test_a_content_type_is_not_repeated(client, make):
     content_type = "application/" + SECRETS["password"] + "s" * 15_000
-    response = client.post("/api/kindness", content=b"{}", headers={**make.admin().headers, "Content-Type": content_type})
+    response = client.post(
+        "/api/kindness", content=b"{}", headers={**make.admin().headers, "Content-Type": content_type}
+    )
     first = assert_refused(response, "header", "Content-Type", status=415, code="unsupported_media_type")
     assert first["message"] == "must be one of: application/json"
     assert_discreet(response)
@@ -272,7 +326,9 @@ def test_a_long_path_and_query_is_414_with_the_envelope(client):
 
 
 def test_large_headers_are_431_with_the_envelope(client):
-    assert_envelope(client.get("/api/auth/session", headers={"X-Padding": "a" * 17_000}), 431, "request_header_fields_too_large")
+    assert_envelope(
+        client.get("/api/auth/session", headers={"X-Padding": "a" * 17_000}), 431, "request_header_fields_too_large"
+    )
 
 
 def _raw_request(server, request: bytes) -> tuple[int, str, bytes]:
@@ -287,7 +343,9 @@ def _raw_request(server, request: bytes) -> tuple[int, str, bytes]:
             assert answer
     head, _, body = answer.partition(b"\r\n\r\n")
     lines = head.decode("latin-1").split("\r\n")
-    content_type = next((line.split(":", 1)[1].strip() for line in lines if line.lower().startswith("content-type:")), "")
+    content_type = next(
+        (line.split(":", 1)[1].strip() for line in lines if line.lower().startswith("content-type:")), ""
+    )
     return int(lines[0].split()[1]), content_type, body
 
 
@@ -301,10 +359,23 @@ def test_the_server_refuses_oversized_requests_with_the_envelope(live_server):
     for request, status, code in [
         (b"GET /api/kindness?q=" + b"a" * 30_000 + b" HTTP/1.1\r\n" + close, 414, "uri_too_long"),
         (b"GET /api/kindness?q=" + b"a" * 70_000 + b" HTTP/1.1\r\n" + close, 414, "uri_too_long"),
-        (b"GET /api/kindness HTTP/1.1\r\nX-Padding: " + b"a" * 30_000 + b"\r\n" + close, 431, "request_header_fields_too_large"),
-        (b"GET /api/kindness HTTP/1.1\r\nX-Padding: " + b"a" * 1_000_000 + b"\r\n" + close, 431, "request_header_fields_too_large"),
-        (b"POST /api/kindness HTTP/1.1\r\nContent-Type: application/json\r\nContent-Length: 200000\r\n" + close
-         + b"[" * 200_000, 413, "payload_too_large"),
+        (
+            b"GET /api/kindness HTTP/1.1\r\nX-Padding: " + b"a" * 30_000 + b"\r\n" + close,
+            431,
+            "request_header_fields_too_large",
+        ),
+        (
+            b"GET /api/kindness HTTP/1.1\r\nX-Padding: " + b"a" * 1_000_000 + b"\r\n" + close,
+            431,
+            "request_header_fields_too_large",
+        ),
+        (
+            b"POST /api/kindness HTTP/1.1\r\nContent-Type: application/json\r\nContent-Length: 200000\r\n"
+            + close
+            + b"[" * 200_000,
+            413,
+            "payload_too_large",
+        ),
     ]:
         answer = _raw_request(server, request)
         assert (answer[0], answer[1], json.loads(answer[2])["code"]) == (status, "application/json", code), answer[:2]
@@ -346,5 +417,3 @@ def test_every_missing_field_is_named_once(client):
         {"location": "body", "field": "email", "message": "is required"},
         {"location": "body", "field": "password", "message": "is required"},
     ]
-
-

@@ -19,12 +19,23 @@ def volunteer(make, admin, account, opportunities: int = 3, *, verified: bool = 
 
 
 def ask(client, account, program, hours, **fields):
-    return client.post("/api/giving/grants", json={"programId": program.id, "recipient": RECIPIENT, "hours": hours, **fields}, headers=account.headers)
+    return client.post(
+        "/api/giving/grants",
+        json={"programId": program.id, "recipient": RECIPIENT, "hours": hours, **fields},
+        headers=account.headers,
+    )
 
 
 def stored(db, organization_id: str) -> tuple[int, int]:
-    requests = db.scalar(select(func.count()).select_from(GivingRequest).where(GivingRequest.organization_id == organization_id))
-    claims = db.scalar(select(func.count()).select_from(GivingClaim).join(GivingRequest).where(GivingRequest.organization_id == organization_id))
+    requests = db.scalar(
+        select(func.count()).select_from(GivingRequest).where(GivingRequest.organization_id == organization_id)
+    )
+    claims = db.scalar(
+        select(func.count())
+        .select_from(GivingClaim)
+        .join(GivingRequest)
+        .where(GivingRequest.organization_id == organization_id)
+    )
     return requests, claims
 
 
@@ -36,7 +47,13 @@ def test_a_grant_claims_whole_check_ins_oldest_first_and_never_twice(client, mak
     response = ask(client, member, program, 3)
     assert response.status_code == 201, response.text
     grant = response.json()["data"]
-    assert (grant["status"], grant["amount"], grant["computedAmount"], grant["hours"], grant["ratePerHour"]) == ("approved", 4500, 4500, 3, 1500)
+    assert (grant["status"], grant["amount"], grant["computedAmount"], grant["hours"], grant["ratePerHour"]) == (
+        "approved",
+        4500,
+        4500,
+        3,
+        1500,
+    )
     assert grant["checkInIds"] == [first.id, second.id] and grant["donationId"] is None
     assert grant["recipient"] == RECIPIENT
     assert_envelope(ask(client, member, program, 2.5), 400, "hours_unavailable")
@@ -44,10 +61,20 @@ def test_a_grant_claims_whole_check_ins_oldest_first_and_never_twice(client, mak
     assert again["checkInIds"] == [third.id]
     assert_envelope(ask(client, member, program, 0.5), 400, "hours_unavailable")
     assert stored(db, admin.organization_id) == (2, 3)
-    events = db.execute(
-        select(EvidenceEvent.data).where(EvidenceEvent.organization_id == admin.organization_id, EvidenceEvent.type == "giving.requested").order_by(EvidenceEvent.seq)
-    ).scalars().all()
-    assert events[0]["checkInIds"] == [first.id, second.id] and events[0]["ratePerHour"] == 1500 and events[0]["hours"] == 3
+    events = (
+        db.execute(
+            select(EvidenceEvent.data)
+            .where(EvidenceEvent.organization_id == admin.organization_id, EvidenceEvent.type == "giving.requested")
+            .order_by(EvidenceEvent.seq)
+        )
+        .scalars()
+        .all()
+    )
+    assert (
+        events[0]["checkInIds"] == [first.id, second.id]
+        and events[0]["ratePerHour"] == 1500
+        and events[0]["hours"] == 3
+    )
     assert "donationId" not in events[0]
 
 
@@ -71,7 +98,11 @@ def test_the_cap_limits_a_grant_and_a_declined_grant_gives_its_hours_back(client
     grant = ask(client, member, program, 4).json()["data"]
     assert (grant["status"], grant["amount"], grant["capped"]) == ("requested", 2500, True)
     assert ask(client, member, program, 1).status_code == 400  # every hour is claimed
-    declined = client.post(f"/api/giving/requests/{grant['id']}/decision", json={"decision": "decline", "reason": "Duplicate"}, headers=admin.headers)
+    declined = client.post(
+        f"/api/giving/requests/{grant['id']}/decision",
+        json={"decision": "decline", "reason": "Duplicate"},
+        headers=admin.headers,
+    )
     assert declined.json()["data"]["status"] == "declined" and declined.json()["data"]["checkInIds"] == []
     regrant = ask(client, member, program, 4).json()["data"]
     assert (regrant["status"], regrant["amount"], len(regrant["checkInIds"])) == ("requested", 2500, 2)
@@ -89,7 +120,12 @@ def test_a_person_at_their_cap_gets_an_ineligible_grant_that_claims_nothing(clie
     volunteer(make, admin, member, 2)
     assert ask(client, member, program, 2).json()["data"]["amount"] == 2000
     ineligible = ask(client, member, program, 2).json()["data"]
-    assert (ineligible["status"], ineligible["reason"], ineligible["amount"], ineligible["checkInIds"]) == ("ineligible", "person_cap_reached", 0, [])
+    assert (ineligible["status"], ineligible["reason"], ineligible["amount"], ineligible["checkInIds"]) == (
+        "ineligible",
+        "person_cap_reached",
+        0,
+        [],
+    )
 
 
 def test_wrong_program_kind_inactive_ineligible_and_foreign_programs(client, make, db):

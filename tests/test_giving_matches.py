@@ -17,7 +17,9 @@ URL = "/webhooks/payments"
 
 @pytest.fixture(autouse=True)
 def payment_secret(runtime, monkeypatch):
-    monkeypatch.setattr(runtime, "settings", dataclasses.replace(runtime.settings, payment_webhook_secret=payments.PAYMENT_SECRET))
+    monkeypatch.setattr(
+        runtime, "settings", dataclasses.replace(runtime.settings, payment_webhook_secret=payments.PAYMENT_SECRET)
+    )
 
 
 def settle(client, donation, event_type: str = "payment_intent.succeeded", **fields) -> None:
@@ -40,7 +42,11 @@ def requests_of(client, account, **query) -> list[dict]:
 def giving_events(db, organization_id: str) -> list[tuple[str, dict]]:
     rows = db.execute(
         select(EvidenceEvent.type, EvidenceEvent.data)
-        .where(EvidenceEvent.organization_id == organization_id, EvidenceEvent.type.like("giving.%"), EvidenceEvent.type != "giving.program_set")
+        .where(
+            EvidenceEvent.organization_id == organization_id,
+            EvidenceEvent.type.like("giving.%"),
+            EvidenceEvent.type != "giving.program_set",
+        )
         .order_by(EvidenceEvent.seq)
     )
     return list(rows)
@@ -58,15 +64,29 @@ def test_a_succeeded_donation_is_matched_once_however_often_it_is_replayed(clien
     settle(client, donation)  # the same success under another event id
     [request] = requests_of(client, member)
     assert request["programId"] == program.id and request["donationId"] == donation.id
-    assert (request["status"], request["amount"], request["computedAmount"], request["capped"]) == ("approved", 3001, 3001, False)
+    assert (request["status"], request["amount"], request["computedAmount"], request["capped"]) == (
+        "approved",
+        3001,
+        3001,
+        False,
+    )
     assert request["giftAmount"] == 2001 and request["ratioPercent"] == 150 and request["programVersion"] == 1
     assert request["recipient"] == {"name": "Shelter Trust", "registrationNumber": None} and request["checkInIds"] == []
     [(kind, data)] = giving_events(db, admin.organization_id)
     assert kind == "giving.requested"
     assert data == {
-        "programId": program.id, "programVersion": 1, "kind": "donation_match", "status": "approved", "reason": None,
-        "computedAmount": 3001, "amount": 3001, "capped": False, "currency": "USD", "donationId": donation.id,
-        "ratioPercent": 150, "giftAmount": 2001,
+        "programId": program.id,
+        "programVersion": 1,
+        "kind": "donation_match",
+        "status": "approved",
+        "reason": None,
+        "computedAmount": 3001,
+        "amount": 3001,
+        "capped": False,
+        "currency": "USD",
+        "donationId": donation.id,
+        "ratioPercent": 150,
+        "giftAmount": 2001,
     }
 
 
@@ -90,7 +110,9 @@ def test_the_match_is_capped_by_the_gift_maximum_the_persons_cap_and_the_budget(
     gift(client, make, bob, 1500)  # budget gone
     alice_requests = sorted(requests_of(client, alice), key=lambda r: r["createdAt"])
     bob_requests = sorted(requests_of(client, bob), key=lambda r: r["createdAt"])
-    shapes = [(r["status"], r["reason"], r["amount"], r["computedAmount"], r["capped"]) for r in alice_requests + bob_requests]
+    shapes = [
+        (r["status"], r["reason"], r["amount"], r["computedAmount"], r["capped"]) for r in alice_requests + bob_requests
+    ]
     assert shapes == [
         ("approved", None, 5000, 8000, True),
         ("approved", None, 2000, 2000, False),
@@ -106,7 +128,9 @@ def test_below_minimum_and_not_eligible_say_why(client, make, db):
     make.match_program(admin, minimum_gift=1000, eligible_roles=["member"])
     gift(client, make, member, 999)
     gift(client, make, manager, 5000)
-    assert [(r["status"], r["reason"], r["amount"]) for r in requests_of(client, member)] == [("ineligible", "below_minimum", 0)]
+    assert [(r["status"], r["reason"], r["amount"]) for r in requests_of(client, member)] == [
+        ("ineligible", "below_minimum", 0)
+    ]
     managers = [r for r in requests_of(client, manager) if r["userId"] == manager.user.id]
     assert [(r["status"], r["reason"]) for r in managers] == [("ineligible", "not_eligible")]
 
@@ -144,20 +168,38 @@ def test_review_decisions_payout_and_refunds(client, make, db):
 
     decision = f"/api/giving/requests/{ids[0]}/decision"
     assert_envelope(client.post(decision, json={"decision": "approve"}, headers=member.headers), 403)
-    assert_envelope(client.post(decision, json={"decision": "decline"}, headers=manager.headers), 400)  # a decline needs its reason
-    approved = client.post(decision, json={"decision": "approve", "note": "Registered charity"}, headers=manager.headers)
+    assert_envelope(
+        client.post(decision, json={"decision": "decline"}, headers=manager.headers), 400
+    )  # a decline needs its reason
+    approved = client.post(
+        decision, json={"decision": "approve", "note": "Registered charity"}, headers=manager.headers
+    )
     assert approved.status_code == 200, approved.text
     assert approved.json()["data"]["decision"]["decidedBy"] == manager.user.id
-    assert_envelope(client.post(decision, json={"decision": "decline", "reason": "late"}, headers=manager.headers), 409, "invalid_transition")
-    declined = client.post(f"/api/giving/requests/{ids[1]}/decision", json={"decision": "decline", "reason": "Not a charity"}, headers=admin.headers)
+    assert_envelope(
+        client.post(decision, json={"decision": "decline", "reason": "late"}, headers=manager.headers),
+        409,
+        "invalid_transition",
+    )
+    declined = client.post(
+        f"/api/giving/requests/{ids[1]}/decision",
+        json={"decision": "decline", "reason": "Not a charity"},
+        headers=admin.headers,
+    )
     assert declined.json()["data"]["status"] == "declined"
     assert reserved(db, program) == (4000, 4000)
 
     payout = f"/api/giving/requests/{ids[0]}/payout"
     assert_envelope(client.post(payout, json={"reference": "BACS-1"}, headers=manager.headers), 403)
-    assert_envelope(client.post(f"/api/giving/requests/{ids[2]}/payout", json={"reference": "BACS-2"}, headers=admin.headers), 409)
+    assert_envelope(
+        client.post(f"/api/giving/requests/{ids[2]}/payout", json={"reference": "BACS-2"}, headers=admin.headers), 409
+    )
     paid = client.post(payout, json={"reference": " BACS-1 "}, headers=admin.headers).json()["data"]
-    assert paid["status"] == "paid" and paid["payout"]["reference"] == "BACS-1" and paid["payout"]["paidBy"] == admin.user.id
+    assert (
+        paid["status"] == "paid"
+        and paid["payout"]["reference"] == "BACS-1"
+        and paid["payout"]["paidBy"] == admin.user.id
+    )
     assert_envelope(client.post(payout, json={"reference": "BACS-1"}, headers=admin.headers), 409)
 
     settle(client, first, "charge.refunded")  # paid: reversed with a clawback, nothing released
@@ -169,8 +211,16 @@ def test_review_decisions_payout_and_refunds(client, make, db):
     assert after[ids[1]]["status"] == "declined"
     assert reserved(db, program) == (2000, 2000)
     types = [kind for kind, _ in giving_events(db, admin.organization_id)]
-    assert types == ["giving.requested"] * 3 + ["giving.decided", "giving.decided", "giving.paid", "giving.reversed", "giving.reversed"]
-    assert_envelope(client.post(f"/api/giving/requests/{ids[2]}/decision", json={"decision": "approve"}, headers=admin.headers), 409)
+    assert types == ["giving.requested"] * 3 + [
+        "giving.decided",
+        "giving.decided",
+        "giving.paid",
+        "giving.reversed",
+        "giving.reversed",
+    ]
+    assert_envelope(
+        client.post(f"/api/giving/requests/{ids[2]}/decision", json={"decision": "approve"}, headers=admin.headers), 409
+    )
 
 
 def test_nobody_decides_or_pays_their_own_request(client, make, db):
@@ -182,9 +232,13 @@ def test_nobody_decides_or_pays_their_own_request(client, make, db):
     gift(client, make, admin, 1000)
     [request] = requests_of(client, admin)
     url = f"/api/giving/requests/{request['id']}"
-    assert_envelope(client.post(url + "/decision", json={"decision": "approve"}, headers=admin.headers), 403, "conflict_of_interest")
+    assert_envelope(
+        client.post(url + "/decision", json={"decision": "approve"}, headers=admin.headers), 403, "conflict_of_interest"
+    )
     assert client.post(url + "/decision", json={"decision": "approve"}, headers=other_admin.headers).status_code == 200
-    assert_envelope(client.post(url + "/payout", json={"reference": "R-1"}, headers=admin.headers), 403, "conflict_of_interest")
+    assert_envelope(
+        client.post(url + "/payout", json={"reference": "R-1"}, headers=admin.headers), 403, "conflict_of_interest"
+    )
     assert client.get(url, headers=admin.headers).json()["data"]["status"] == "approved"
 
 
@@ -200,11 +254,18 @@ def test_who_sees_which_requests(client, make):
     assert_envelope(client.get(f"/api/giving/requests/{alices['id']}", headers=bob.headers), 404)
     stranger = make.admin()
     assert_envelope(client.get(f"/api/giving/requests/{alices['id']}", headers=stranger.headers), 404)
-    assert_envelope(client.post(f"/api/giving/requests/{alices['id']}/payout", json={"reference": "X"}, headers=stranger.headers), 404)
+    assert_envelope(
+        client.post(f"/api/giving/requests/{alices['id']}/payout", json={"reference": "X"}, headers=stranger.headers),
+        404,
+    )
     assert requests_of(client, stranger) == []
     page = client.get("/api/giving/requests", params={"limit": 1}, headers=admin.headers).json()
-    rest = client.get("/api/giving/requests", params={"limit": 1, "cursor": page["nextCursor"]}, headers=admin.headers).json()
-    assert {page["data"][0]["id"], rest["data"][0]["id"]} == {r["id"] for r in requests_of(client, admin)} and rest["nextCursor"] is None
+    rest = client.get(
+        "/api/giving/requests", params={"limit": 1, "cursor": page["nextCursor"]}, headers=admin.headers
+    ).json()
+    assert {page["data"][0]["id"], rest["data"][0]["id"]} == {r["id"] for r in requests_of(client, admin)} and rest[
+        "nextCursor"
+    ] is None
 
 
 def test_a_second_program_matches_the_same_gift_independently(client, make, db):

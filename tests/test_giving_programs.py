@@ -9,8 +9,20 @@ from kindling.donations.models import GivingProgram
 from kindling.evidence.models import EvidenceEvent
 from tests.helpers import assert_envelope
 
-MATCH = {"name": "Gift match", "kind": "donation_match", "ratioPercent": 100, "minimumGift": 500, "perPersonCap": 50_000}
-GRANT = {"name": "Dollars for doers", "kind": "volunteer_grant", "ratePerHour": 1500, "minimumHours": 4, "perPersonCap": 50_000}
+MATCH = {
+    "name": "Gift match",
+    "kind": "donation_match",
+    "ratioPercent": 100,
+    "minimumGift": 500,
+    "perPersonCap": 50_000,
+}
+GRANT = {
+    "name": "Dollars for doers",
+    "kind": "volunteer_grant",
+    "ratePerHour": 1500,
+    "minimumHours": 4,
+    "perPersonCap": 50_000,
+}
 
 
 def program_events(db, organization_id: str) -> list[dict]:
@@ -25,7 +37,11 @@ def program_events(db, organization_id: str) -> list[dict]:
 def test_admin_creates_a_matching_program_and_members_read_it(client, make, db):
     admin = make.admin()
     member = make.member(admin)
-    response = client.post("/api/giving/programs", json={**MATCH, "budget": 1_000_000, "eligibleRoles": ["member"], "eligibleDepartments": ["Sales ", "Sales"]}, headers=admin.headers)
+    response = client.post(
+        "/api/giving/programs",
+        json={**MATCH, "budget": 1_000_000, "eligibleRoles": ["member"], "eligibleDepartments": ["Sales ", "Sales"]},
+        headers=admin.headers,
+    )
     assert response.status_code == 201, response.text
     program = response.json()["data"]
     assert program["programVersion"] == 1 and program["active"] is True and program["approval"] == "review"
@@ -37,8 +53,17 @@ def test_admin_creates_a_matching_program_and_members_read_it(client, make, db):
     assert [p["id"] for p in listed["data"]] == [program["id"]] and listed["nextCursor"] is None
     [event] = program_events(db, admin.organization_id)
     assert event == {
-        "id": program["id"], "version": 1, "kind": "donation_match", "active": True, "approval": "review", "periodStartMonth": 1,
-        "perPersonCap": 50_000, "budget": 1_000_000, "ratioPercent": 100, "minimumGift": 500, "maximumMatchPerGift": None,
+        "id": program["id"],
+        "version": 1,
+        "kind": "donation_match",
+        "active": True,
+        "approval": "review",
+        "periodStartMonth": 1,
+        "perPersonCap": 50_000,
+        "budget": 1_000_000,
+        "ratioPercent": 100,
+        "minimumGift": 500,
+        "maximumMatchPerGift": None,
         "currency": "USD",
     }
 
@@ -78,7 +103,14 @@ def test_bad_programs_are_refused_and_change_nothing(client, make, db, body, fie
     admin = make.admin()
     body = assert_envelope(client.post("/api/giving/programs", json=body, headers=admin.headers), 400)
     assert body["details"]["errors"][0]["field"] == field
-    assert db.scalar(select(func.count()).select_from(GivingProgram).where(GivingProgram.organization_id == admin.organization_id)) == 0
+    assert (
+        db.scalar(
+            select(func.count())
+            .select_from(GivingProgram)
+            .where(GivingProgram.organization_id == admin.organization_id)
+        )
+        == 0
+    )
     assert program_events(db, admin.organization_id) == []
 
 

@@ -36,7 +36,13 @@ def _server(live_server, runtime):
 
 def _donations(server, people: list[SignedUp], per_person: int) -> list[dict]:
     return [
-        call(server, "POST", "/api/donations", person.token, json={"amount": GIFT, "currency": "USD", "recipient": {"name": "Food bank"}}).json()["data"]
+        call(
+            server,
+            "POST",
+            "/api/donations",
+            person.token,
+            json={"amount": GIFT, "currency": "USD", "recipient": {"name": "Food bank"}},
+        ).json()["data"]
         for person in people
         for _ in range(per_person)
     ]
@@ -94,7 +100,13 @@ def test_twenty_gifts_of_one_person_at_once_never_exceed_the_cap(live_server, ru
     admin = sign_up(server.url)
     organization = _organization(server, admin)
     made.organizations.append(organization["id"])
-    program = {"name": "Match", "kind": "donation_match", "ratioPercent": 100, "perPersonCap": 5 * GIFT + 500, "approval": "auto"}
+    program = {
+        "name": "Match",
+        "kind": "donation_match",
+        "ratioPercent": 100,
+        "perPersonCap": 5 * GIFT + 500,
+        "approval": "auto",
+    }
     call(server, "POST", "/api/giving/programs", admin.token, json=program)
     giver = sign_up(server.url, joinCode=organization["joinCode"])
     _settle_at_once(server, _donations(server, [giver], GIFTS), made.event_ids)
@@ -103,7 +115,9 @@ def test_twenty_gifts_of_one_person_at_once_never_exceed_the_cap(live_server, ru
     assert sum(r["amount"] for r in requests_made) == 5 * GIFT + 500
     shapes = sorted((r["status"], r["amount"], r["capped"], r["reason"] or "") for r in requests_made)
     assert shapes == sorted(
-        [("approved", GIFT, False, "")] * 5 + [("approved", 500, True, "")] + [("ineligible", 0, False, "person_cap_reached")] * 14
+        [("approved", GIFT, False, "")] * 5
+        + [("approved", 500, True, "")]
+        + [("ineligible", 0, False, "person_cap_reached")] * 14
     )
 
 
@@ -112,7 +126,14 @@ def test_a_budget_shared_by_several_people_is_never_overspent(live_server, runti
     admin = sign_up(server.url)
     organization = _organization(server, admin)
     made.organizations.append(organization["id"])
-    program = {"name": "Match", "kind": "donation_match", "ratioPercent": 100, "perPersonCap": 100 * GIFT, "budget": 7 * GIFT, "approval": "auto"}
+    program = {
+        "name": "Match",
+        "kind": "donation_match",
+        "ratioPercent": 100,
+        "perPersonCap": 100 * GIFT,
+        "budget": 7 * GIFT,
+        "approval": "auto",
+    }
     call(server, "POST", "/api/giving/programs", admin.token, json=program)
     givers = [sign_up(server.url, joinCode=organization["joinCode"]) for _ in range(4)]
     _settle_at_once(server, _donations(server, givers, GIFTS // 4), made.event_ids)

@@ -18,7 +18,9 @@ URL = "/webhooks/auth"
 
 @pytest.fixture(autouse=True)
 def identity_secret(runtime, monkeypatch):
-    monkeypatch.setattr(runtime, "settings", dataclasses.replace(runtime.settings, auth_webhook_secret=identity.IDENTITY_SECRET))
+    monkeypatch.setattr(
+        runtime, "settings", dataclasses.replace(runtime.settings, auth_webhook_secret=identity.IDENTITY_SECRET)
+    )
 
 
 def deliver(client, event: dict, **headers):
@@ -33,23 +35,32 @@ def reload(db, account: Account) -> User:
 
 def test_updated_links_by_verified_email_and_mirrors_the_profile(client, make, db):
     account = make.member(make.admin())
-    event = identity.user_event("user.updated", "user_2abc", email=account.user.email.upper(), first_name="Ada", last_name="Lovelace")
+    event = identity.user_event(
+        "user.updated", "user_2abc", email=account.user.email.upper(), first_name="Ada", last_name="Lovelace"
+    )
     response = deliver(client, event)
     assert response.status_code == 200 and response.json() == {"received": True, "outcome": "processed"}
     user = reload(db, account)
     assert user.external_id == "user_2abc"
     assert user.name == "Ada Lovelace"
     # Once linked, the provider id is what matches: a new primary email is mirrored.
-    moved = identity.user_event("user.updated", "user_2abc", email="ada@new.example.test", first_name="Ada", last_name="King")
+    moved = identity.user_event(
+        "user.updated", "user_2abc", email="ada@new.example.test", first_name="Ada", last_name="King"
+    )
     assert deliver(client, moved).json()["outcome"] == "processed"
     user = reload(db, account)
     assert (user.email, user.name) == ("ada@new.example.test", "Ada King")
-    assert client.get("/api/auth/session", headers=account.headers).json()["data"]["user"]["email"] == "ada@new.example.test"
+    assert (
+        client.get("/api/auth/session", headers=account.headers).json()["data"]["user"]["email"]
+        == "ada@new.example.test"
+    )
 
 
 def test_unverified_email_does_not_link(client, make, db):
     account = make.member(make.admin())
-    event = identity.user_event("user.updated", "user_claims", email=account.user.email, verified=False, first_name="Mallory")
+    event = identity.user_event(
+        "user.updated", "user_claims", email=account.user.email, verified=False, first_name="Mallory"
+    )
     assert deliver(client, event).json()["outcome"] == "ignored"
     user = reload(db, account)
     assert user.external_id is None and user.name != "Mallory"

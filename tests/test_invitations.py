@@ -12,8 +12,16 @@ from kindling.consulting import clients
 from kindling.consulting.models import ClientRelationship, Invitation
 
 INVITATION_FIELDS = {
-    "id", "organizationId", "consultantId", "status", "message", "createdAt", "expiresAt", "respondedAt",
-    "organization", "consultant",
+    "id",
+    "organizationId",
+    "consultantId",
+    "status",
+    "message",
+    "createdAt",
+    "expiresAt",
+    "respondedAt",
+    "organization",
+    "consultant",
 }
 
 
@@ -55,7 +63,11 @@ def test_send_creates_a_pending_invitation(client, make, db):
     created = dt.datetime.fromisoformat(invitation["createdAt"])
     assert dt.datetime.fromisoformat(invitation["expiresAt"]) - created == dt.timedelta(days=14)
     assert invitation["organization"] == {"id": admin.organization_id, "name": "Acme Care", "slug": "acme-care"}
-    assert invitation["consultant"] == {"id": consultant.user.id, "name": consultant.user.name, "firmName": "Northwind Advisory"}
+    assert invitation["consultant"] == {
+        "id": consultant.user.id,
+        "name": consultant.user.name,
+        "firmName": "Northwind Advisory",
+    }
 
 
 def test_send_without_message_stores_none(client, make):
@@ -218,7 +230,9 @@ def test_send_moves(client, make, db, state, status, code, same):
     assert (invitation["id"] == earlier) is same
     assert count(db, Invitation, consultant) == before + (0 if same else 1)
     if state == "expired":
-        statuses = {i["id"]: i["status"] for i in client.get("/api/invitations", headers=consultant.headers).json()["data"]}
+        statuses = {
+            i["id"]: i["status"] for i in client.get("/api/invitations", headers=consultant.headers).json()["data"]
+        }
         assert statuses == {earlier: "expired", invitation["id"]: "pending"}
 
 
@@ -236,7 +250,11 @@ def test_one_pending_invitation_per_pair_is_enforced_by_the_database(make, db):
     consultant, admin = make.consultant(), make.admin()
     first = make.invitation(consultant, admin)
     with pytest.raises(IntegrityError), db.begin_nested():
-        db.add(Invitation(consultant_id=consultant.user.id, organization_id=admin.organization_id, expires_at=first.expires_at))
+        db.add(
+            Invitation(
+                consultant_id=consultant.user.id, organization_id=admin.organization_id, expires_at=first.expires_at
+            )
+        )
         db.flush()
 
 
@@ -251,7 +269,11 @@ def test_losing_a_race_returns_the_winners_invitation(make, db, monkeypatch):
         attempts.append(requests)
         if len(attempts) == 1:
             # As if it had looked before the winner committed: its own insert is refused.
-            session.add(Invitation(consultant_id=consultant_id, organization_id=admin.organization_id, expires_at=winner.expires_at))
+            session.add(
+                Invitation(
+                    consultant_id=consultant_id, organization_id=admin.organization_id, expires_at=winner.expires_at
+                )
+            )
             session.flush()
         return real(session, consultant_id, requests, source)
 
@@ -279,7 +301,10 @@ def test_lists_show_each_side_its_own_invitations(client, make, db):
 
 def test_list_filters_by_the_status_shown(client, make, db):
     consultant = make.consultant()
-    ids = {state: _state(make, consultant, make.admin(), state) for state in ("pending", "expired", "accepted", "declined", "cancelled")}
+    ids = {
+        state: _state(make, consultant, make.admin(), state)
+        for state in ("pending", "expired", "accepted", "declined", "cancelled")
+    }
     for state, invitation_id in ids.items():
         response = client.get("/api/invitations", params={"status": state}, headers=consultant.headers)
         assert [(i["id"], i["status"]) for i in response.json()["data"]] == [(invitation_id, state)], state

@@ -21,7 +21,7 @@ VALUE = {
     "score": 3.0,
     "half": 2.5,
     "byLevel": {1: 2, 2: 0},
-    "text": "ünïcode \u2028 \"quoted\"",
+    "text": 'ünïcode \u2028 "quoted"',
     "none": None,
 }
 

@@ -113,7 +113,12 @@ def test_every_package_of_kindling_is_a_slice_or_named_above_them():
 
 
 def test_only_the_web_package_touches_the_web_frameworks():
-    assert _crossings(lambda name: not _within(name, "kindling.web"), lambda target: target.split(".")[0] in WEB_FRAMEWORKS) == []
+    assert (
+        _crossings(
+            lambda name: not _within(name, "kindling.web"), lambda target: target.split(".")[0] in WEB_FRAMEWORKS
+        )
+        == []
+    )
 
 
 def _overrides(name: str, path: pathlib.Path) -> list[str]:
@@ -128,7 +133,8 @@ def _overrides(name: str, path: pathlib.Path) -> list[str]:
     found = [
         f"{name}.{node.name}"
         for node in ast.walk(tree)
-        if isinstance(node, ast.ClassDef) and any(isinstance(base, ast.Name) and base.id in framework_names for base in node.bases)
+        if isinstance(node, ast.ClassDef)
+        and any(isinstance(base, ast.Name) and base.id in framework_names for base in node.bases)
     ]
     found += [
         f"{name} sets __signature__"
@@ -139,11 +145,16 @@ def _overrides(name: str, path: pathlib.Path) -> list[str]:
 
 
 def test_every_framework_override_is_in_the_overrides_folder():
-    outside = [found for name, path in SOURCES.items() if not _within(name, OVERRIDES) for found in _overrides(name, path)]
+    outside = [
+        found for name, path in SOURCES.items() if not _within(name, OVERRIDES) for found in _overrides(name, path)
+    ]
     assert outside == []
     # The walk finds them where they are.
     inside = [found for name, path in SOURCES.items() if _within(name, OVERRIDES) for found in _overrides(name, path)]
-    assert {"kindling.web.overrides.http_protocol.BoundedHttpToolsProtocol", "kindling.web.overrides.handler_signatures sets __signature__"} <= set(inside)
+    assert {
+        "kindling.web.overrides.http_protocol.BoundedHttpToolsProtocol",
+        "kindling.web.overrides.handler_signatures sets __signature__",
+    } <= set(inside)
 
 
 def test_slices_import_only_the_slices_below_them():
@@ -153,25 +164,36 @@ def test_slices_import_only_the_slices_below_them():
             return False
         return theirs not in SLICES[mine] | MODULES.get(name, set())
 
-    arrows = sorted(f"{name} imports {target}" for name, targets in IMPORTS.items() for target in targets if upward(name, target))
+    arrows = sorted(
+        f"{name} imports {target}" for name, targets in IMPORTS.items() for target in targets if upward(name, target)
+    )
     assert arrows == []
 
 
 def test_slices_import_neither_the_web_package_nor_the_entry_points():
     above = ("kindling.web", "kindling.cli", "kindling.schema", "kindling.migrations")
-    assert _crossings(lambda name: _slice(name) is not None, lambda target: any(_within(target, top) for top in above)) == []
+    assert (
+        _crossings(lambda name: _slice(name) is not None, lambda target: any(_within(target, top) for top in above))
+        == []
+    )
 
 
 def test_self_contained_modules_import_only_each_other():
     def outside(target: str) -> bool:
-        return _within(target, "kindling") and target not in ROOT - {"kindling.config"} and not any(_within(target, m) for m in SELF_CONTAINED)
+        return (
+            _within(target, "kindling")
+            and target not in ROOT - {"kindling.config"}
+            and not any(_within(target, m) for m in SELF_CONTAINED)
+        )
 
     assert _crossings(lambda name: any(_within(name, m) for m in SELF_CONTAINED), outside) == []
 
 
 def test_the_root_modules_import_only_the_self_contained_ones():
     def outside(target: str) -> bool:
-        return _within(target, "kindling") and target not in ROOT and not any(_within(target, m) for m in SELF_CONTAINED)
+        return (
+            _within(target, "kindling") and target not in ROOT and not any(_within(target, m) for m in SELF_CONTAINED)
+        )
 
     assert _crossings(lambda name: name in ROOT, outside) == []
 
@@ -186,7 +208,10 @@ def _cycle(graph: dict[str, set[str]]) -> set[str]:
 
 
 def test_no_module_imports_itself_through_others():
-    graph = {name: {imported for imported in imported_names if imported in SOURCES} for name, imported_names in IMPORTS.items()}
+    graph = {
+        name: {imported for imported in imported_names if imported in SOURCES}
+        for name, imported_names in IMPORTS.items()
+    }
     assert _cycle(graph) == set()
 
 

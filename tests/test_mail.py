@@ -26,8 +26,12 @@ def certificate(tmp_path_factory):
     name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "127.0.0.1")])
     now = dt.datetime.now(dt.UTC)
     cert = (
-        x509.CertificateBuilder().subject_name(name).issuer_name(name).public_key(key.public_key())
-        .serial_number(x509.random_serial_number()).not_valid_before(now - dt.timedelta(minutes=5))
+        x509.CertificateBuilder()
+        .subject_name(name)
+        .issuer_name(name)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - dt.timedelta(minutes=5))
         .not_valid_after(now + dt.timedelta(days=1))
         .add_extension(x509.SubjectAlternativeName([x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]), critical=False)
         .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
@@ -36,7 +40,9 @@ def certificate(tmp_path_factory):
     folder = tmp_path_factory.mktemp("tls")
     cert_file, key_file = folder / "cert.pem", folder / "key.pem"
     cert_file.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
-    key_file.write_bytes(key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()))
+    key_file.write_bytes(
+        key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption())
+    )
     return cert_file, key_file
 
 
@@ -52,11 +58,23 @@ def tls_servers(certificate):
     starttls, implicit = Mailbox(), Mailbox()
     plain_port, tls_port = free_port(), free_port()
     controllers = [
-        Controller(starttls, hostname="127.0.0.1", port=plain_port, tls_context=server_context(certificate),
-                   require_starttls=True, authenticator=starttls.authenticate),
+        Controller(
+            starttls,
+            hostname="127.0.0.1",
+            port=plain_port,
+            tls_context=server_context(certificate),
+            require_starttls=True,
+            authenticator=starttls.authenticate,
+        ),
         # aiosmtpd only counts STARTTLS as TLS for AUTH; this connection is TLS from its first byte.
-        Controller(implicit, hostname="127.0.0.1", port=tls_port, ssl_context=server_context(certificate),
-                   authenticator=implicit.authenticate, auth_require_tls=False),
+        Controller(
+            implicit,
+            hostname="127.0.0.1",
+            port=tls_port,
+            ssl_context=server_context(certificate),
+            authenticator=implicit.authenticate,
+            auth_require_tls=False,
+        ),
     ]
     for controller in controllers:
         controller.start()
@@ -70,7 +88,9 @@ def tls_servers(certificate):
 
 
 def send(url: str, timeout: float = 5) -> dt.datetime:
-    return Mailer(url=url, sender="attest@kindling.test", timeout=timeout).send(to="ada@foodbank.test", subject="Hello", text="Body\n")
+    return Mailer(url=url, sender="attest@kindling.test", timeout=timeout).send(
+        to="ada@foodbank.test", subject="Hello", text="Body\n"
+    )
 
 
 @pytest.mark.parametrize("scheme", ["starttls", "smtps"])
@@ -80,7 +100,11 @@ def test_mail_goes_over_tls_to_a_trusted_server(tls_servers, certificate, monkey
     delivered = send(url)
     assert abs(delivered - dt.datetime.now(dt.UTC)) < dt.timedelta(seconds=5)
     [message] = mailbox.to("ada@foodbank.test")
-    assert (message["From"], message["Subject"], message.get_content().rstrip()) == ("attest@kindling.test", "Hello", "Body")
+    assert (message["From"], message["Subject"], message.get_content().rstrip()) == (
+        "attest@kindling.test",
+        "Hello",
+        "Body",
+    )
     assert mailbox.logins == [USER]
 
 

@@ -18,7 +18,19 @@ from tests.factories import PASSWORD
 from tests.helpers import assert_envelope
 from tests.helpers.cleanup import forget
 
-USER_FIELDS = {"id", "email", "name", "accountType", "organizationId", "role", "createdAt", "managerId", "department", "employeeNumber", "groups"}
+USER_FIELDS = {
+    "id",
+    "email",
+    "name",
+    "accountType",
+    "organizationId",
+    "role",
+    "createdAt",
+    "managerId",
+    "department",
+    "employeeNumber",
+    "groups",
+}
 
 
 def test_admins_and_managers_list_the_organization_by_name(client, make):
@@ -31,7 +43,9 @@ def test_admins_and_managers_list_the_organization_by_name(client, make):
         assert response.status_code == 200
         body = response.json()
         assert [(u["name"], u["role"]) for u in body["data"]] == [
-            ("Ada Manager", "manager"), ("Mia Admin", "admin"), ("Zoe Member", "member")
+            ("Ada Manager", "manager"),
+            ("Mia Admin", "admin"),
+            ("Zoe Member", "member"),
         ]
         assert body["nextCursor"] is None
         # Never a password hash, token or join code of anyone.
@@ -55,7 +69,9 @@ def test_members_list_pages_by_name(client, make):
             break
     assert names == ["Person 00", "Person 01", "Person 02", "Person 03", "Person 03", "Person 04", "Person 05"]
     assert pages == 4
-    assert_envelope(client.get("/api/organization/members?cursor=bm90LWEtY3Vyc29y", headers=admin.headers), 400, "invalid_cursor")
+    assert_envelope(
+        client.get("/api/organization/members?cursor=bm90LWEtY3Vyc29y", headers=admin.headers), 400, "invalid_cursor"
+    )
     assert_envelope(client.get("/api/organization/members?limit=0", headers=admin.headers), 400, "validation_error")
 
 
@@ -71,14 +87,20 @@ def test_admin_changes_a_role_and_it_applies_at_the_next_request(client, make):
     member = make.member(admin)
     # A first request, so that the member's session is cached with the old role.
     assert_envelope(client.get("/api/organization/members", headers=member.headers), 403, "forbidden")
-    response = client.patch(f"/api/organization/members/{member.user.id}", json={"role": "manager"}, headers=admin.headers)
+    response = client.patch(
+        f"/api/organization/members/{member.user.id}", json={"role": "manager"}, headers=admin.headers
+    )
     assert response.status_code == 200
     assert response.json()["data"]["role"] == "manager"
     assert set(response.json()["data"]) == USER_FIELDS
     assert client.get("/api/organization/members", headers=member.headers).status_code == 200
     assert client.get("/api/auth/session", headers=member.headers).json()["data"]["user"]["role"] == "manager"
     # A manager reads the people but changes nobody's role.
-    assert_envelope(client.patch(f"/api/organization/members/{admin.user.id}", json={"role": "member"}, headers=member.headers), 403, "forbidden")
+    assert_envelope(
+        client.patch(f"/api/organization/members/{admin.user.id}", json={"role": "member"}, headers=member.headers),
+        403,
+        "forbidden",
+    )
     client.patch(f"/api/organization/members/{member.user.id}", json={"role": "member"}, headers=admin.headers)
     assert_envelope(client.get("/api/organization/members", headers=member.headers), 403, "forbidden")
 
@@ -93,7 +115,9 @@ def test_the_last_admin_is_neither_demoted_nor_removed(client, make):
     client.patch(f"/api/organization/members/{second.user.id}", json={"role": "admin"}, headers=admin.headers)
     # With two admins one may step down; then the other is the last one.
     assert client.patch(own, json={"role": "member"}, headers=admin.headers).status_code == 200
-    assert_envelope(client.delete(f"/api/organization/members/{second.user.id}", headers=second.headers), 409, "last_admin")
+    assert_envelope(
+        client.delete(f"/api/organization/members/{second.user.id}", headers=second.headers), 409, "last_admin"
+    )
 
 
 def test_removal_revokes_sessions_at_once_and_keeps_the_record(client, make, db):
@@ -111,8 +135,14 @@ def test_removal_revokes_sessions_at_once_and_keeps_the_record(client, make, db)
     assert manager.user.id not in [u["id"] for u in listed]
     kept = client.get(f"/api/volunteer/{opportunity.id}", headers=admin.headers).json()["data"]
     assert kept["createdBy"] == manager.user.id
-    assert_envelope(client.delete(f"/api/organization/members/{manager.user.id}", headers=admin.headers), 404, "not_found")
-    assert_envelope(client.patch(f"/api/organization/members/{manager.user.id}", json={"role": "member"}, headers=admin.headers), 404, "not_found")
+    assert_envelope(
+        client.delete(f"/api/organization/members/{manager.user.id}", headers=admin.headers), 404, "not_found"
+    )
+    assert_envelope(
+        client.patch(f"/api/organization/members/{manager.user.id}", json={"role": "member"}, headers=admin.headers),
+        404,
+        "not_found",
+    )
 
 
 def test_other_organizations_people_answer_404_like_unknown_ones(client, make):
@@ -163,7 +193,9 @@ def test_two_admins_demoting_each_other_at_once_leave_one(runtime, settings):
         with Session(runtime.engine) as db:
             barrier.wait()
             try:
-                members.update_member(db, organization_id=organization_id, user_id=user_id, actor_id=user_id, changes={"role": "member"})
+                members.update_member(
+                    db, organization_id=organization_id, user_id=user_id, actor_id=user_id, changes={"role": "member"}
+                )
                 db.commit()
                 outcomes.append("changed")
             except Conflict as error:

@@ -60,31 +60,57 @@ def test_upgrade_replays_existing_answers_as_if_given_now(fresh_database_url, db
         command.downgrade(alembic_config(url), "0007")
         # Stored newest first, so that only the answers' own order can decide the replay.
         answers = table(
-            "wellbeing_responses", *(column(name) for name in (
-                "id", "organization_id", "user_id", "mood", "stress", "energy", "comment", "anonymous",
-                "sentiment_label", "sentiment_compound", "created_at",
-            ))
+            "wellbeing_responses",
+            *(
+                column(name)
+                for name in (
+                    "id",
+                    "organization_id",
+                    "user_id",
+                    "mood",
+                    "stress",
+                    "energy",
+                    "comment",
+                    "anonymous",
+                    "sentiment_label",
+                    "sentiment_compound",
+                    "created_at",
+                )
+            ),
         )
         with engine.begin() as connection:
             for hour, (person, week, mood, comment) in reversed(list(enumerate(ANSWERS))):
                 sentiment = wellbeing.sentiment_of(comment)
-                connection.execute(answers.insert().values(
-                    id=str(uuid.uuid4()), organization_id=admin.organization_id, user_id=people[person].user.id,
-                    mood=mood, stress=6 - mood, energy=None, comment=comment, anonymous=False,
-                    sentiment_label=sentiment.label, sentiment_compound=sentiment.compound,
-                    created_at=BASE + dt.timedelta(weeks=week, hours=hour),
-                ))
+                connection.execute(
+                    answers.insert().values(
+                        id=str(uuid.uuid4()),
+                        organization_id=admin.organization_id,
+                        user_id=people[person].user.id,
+                        mood=mood,
+                        stress=6 - mood,
+                        energy=None,
+                        comment=comment,
+                        anonymous=False,
+                        sentiment_label=sentiment.label,
+                        sentiment_compound=sentiment.compound,
+                        created_at=BASE + dt.timedelta(weeks=week, hours=hour),
+                    )
+                )
         upgrade(url, "0011")
         with engine.connect() as connection:
             replayed = _weeks_and_answers(connection, admin.organization_id)
             legacy = connection.execute(
-                text("SELECT week_start, respondents, responses, mood_total, stress_total, positive, negative FROM wellbeing_weeks ORDER BY week_start")
+                text(
+                    "SELECT week_start, respondents, responses, mood_total, stress_total, positive, negative FROM wellbeing_weeks ORDER BY week_start"
+                )
             ).all()
         # Then noise from now on: what was published stays exactly as it was served.
         upgrade(url)
         with engine.connect() as connection:
             kept = connection.execute(
-                text("SELECT respondents, responses, mood_average, stress_average, energy_average, positive, negative, epsilon FROM wellbeing_weeks ORDER BY week_start")
+                text(
+                    "SELECT respondents, responses, mood_average, stress_average, energy_average, positive, negative, epsilon FROM wellbeing_weeks ORDER BY week_start"
+                )
             ).all()
     finally:
         engine.dispose()
@@ -120,7 +146,9 @@ def test_0010_starts_existing_acts_at_verified_level_one(fresh_database_url):
     now = dt.datetime(2026, 11, 1, tzinfo=dt.UTC)
     with engine.begin() as connection:
         connection.execute(
-            text("INSERT INTO organizations (id, name, slug, join_code, currency, created_at) VALUES ('o', 'O', 'o', 'j', 'USD', :now)"),
+            text(
+                "INSERT INTO organizations (id, name, slug, join_code, currency, created_at) VALUES ('o', 'O', 'o', 'j', 'USD', :now)"
+            ),
             {"now": now},
         )
         for user in ("sender", "colleague"):
@@ -131,7 +159,13 @@ def test_0010_starts_existing_acts_at_verified_level_one(fresh_database_url):
                 ),
                 {"id": user, "now": now},
             )
-        acts = [("a1", 1, "colleague"), ("a2", 2, "colleague"), ("a3", 2, "outsider"), ("a4", 3, "outsider"), ("a5", 5, "outsider")]
+        acts = [
+            ("a1", 1, "colleague"),
+            ("a2", 2, "colleague"),
+            ("a3", 2, "outsider"),
+            ("a4", 3, "outsider"),
+            ("a5", 5, "outsider"),
+        ]
         for act_id, level, recipient in acts:
             connection.execute(
                 text(
@@ -142,12 +176,16 @@ def test_0010_starts_existing_acts_at_verified_level_one(fresh_database_url):
                 {"id": act_id, "recipient": recipient, "level": level, "now": now},
             )
         connection.execute(
-            text("INSERT INTO kindness_tallies (organization_id, category, acts, verification_sum, ripple_sum) VALUES ('o', 'community', 5, 13, 5)")
+            text(
+                "INSERT INTO kindness_tallies (organization_id, category, acts, verification_sum, ripple_sum) VALUES ('o', 'community', 5, 13, 5)"
+            )
         )
     upgrade(fresh_database_url, "0010")
     with engine.connect() as connection:
         rows = connection.execute(
-            text("SELECT id, verification_level, verified_level, verification_status, verification_awaiting FROM kindness_acts ORDER BY id")
+            text(
+                "SELECT id, verification_level, verified_level, verification_status, verification_awaiting FROM kindness_acts ORDER BY id"
+            )
         ).all()
         tally = connection.execute(text("SELECT acts, verification_sum, ripple_sum FROM kindness_tallies")).one()
     engine.dispose()
@@ -170,7 +208,9 @@ def test_0013_stores_recipients_canonically_and_holds_disputed_acts_at_level_one
     now = dt.datetime(2026, 11, 1, tzinfo=dt.UTC)
     with engine.begin() as connection:
         connection.execute(
-            text("INSERT INTO organizations (id, name, slug, join_code, currency, created_at) VALUES ('o', 'O', 'o', 'j', 'USD', :now)"),
+            text(
+                "INSERT INTO organizations (id, name, slug, join_code, currency, created_at) VALUES ('o', 'O', 'o', 'j', 'USD', :now)"
+            ),
             {"now": now},
         )
         for user, role in (("sender", "member"), (member, "member"), ("boss", "manager")):
@@ -196,8 +236,17 @@ def test_0013_stores_recipients_canonically_and_holds_disputed_acts_at_level_one
                     " VALUES (:id, 'o', :sender, :recipient, 'Helped', 'community', :requested, :verified, :status, :awaiting,"
                     " '[]', :ripples, :at, :at)"
                 ),
-                {"id": act_id, "sender": sender, "recipient": recipient, "requested": requested, "verified": verified,
-                 "status": status, "awaiting": awaiting, "ripples": ripples, "at": at},
+                {
+                    "id": act_id,
+                    "sender": sender,
+                    "recipient": recipient,
+                    "requested": requested,
+                    "verified": verified,
+                    "status": status,
+                    "awaiting": awaiting,
+                    "ripples": ripples,
+                    "at": at,
+                },
             )
         for level, decision, by in ((2, "dispute", member), (3, "approve", "boss")):
             connection.execute(
@@ -215,20 +264,28 @@ def test_0013_stores_recipients_canonically_and_holds_disputed_acts_at_level_one
             {"hash": "0" * 64, "member": member, "now": now, "later": now + dt.timedelta(days=14)},
         )
         connection.execute(
-            text("INSERT INTO kindness_tallies (organization_id, category, acts, verification_sum, ripple_sum) VALUES ('o', 'community', 3, 5, 0)")
+            text(
+                "INSERT INTO kindness_tallies (organization_id, category, acts, verification_sum, ripple_sum) VALUES ('o', 'community', 3, 5, 0)"
+            )
         )
         for recipient in (member.upper(), "outsider", member):
             connection.execute(
-                text("INSERT INTO kindness_recipient_tallies (organization_id, recipient_id, acts) VALUES ('o', :recipient, 1)"),
+                text(
+                    "INSERT INTO kindness_recipient_tallies (organization_id, recipient_id, acts) VALUES ('o', :recipient, 1)"
+                ),
                 {"recipient": recipient},
             )
     upgrade(fresh_database_url, "0013")
     with engine.connect() as connection:
         rows = connection.execute(
-            text("SELECT id, recipient_id, verified_level, verification_status, verification_awaiting, ripple_count FROM kindness_acts ORDER BY id")
+            text(
+                "SELECT id, recipient_id, verified_level, verification_status, verification_awaiting, ripple_count FROM kindness_acts ORDER BY id"
+            )
         ).all()
         tally = connection.execute(text("SELECT acts, verification_sum, ripple_sum FROM kindness_tallies")).one()
-        recipients = connection.execute(text("SELECT recipient_id, acts FROM kindness_recipient_tallies ORDER BY recipient_id")).all()
+        recipients = connection.execute(
+            text("SELECT recipient_id, acts FROM kindness_recipient_tallies ORDER BY recipient_id")
+        ).all()
         cancelled = connection.execute(text("SELECT cancelled_at FROM attestations")).scalar()
         joinable = connection.execute(text("SELECT join_code_enabled FROM organizations")).scalar()
     engine.dispose()

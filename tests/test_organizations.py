@@ -16,7 +16,10 @@ def test_matches_name_or_slug_case_insensitively(client, make, db):
     create_organization(db, name="Unrelated")
     response = search(client, consultant, "acme")
     assert response.status_code == 200
-    assert response.json() == {"organizations": [{"id": acme.id, "name": "ACME Care", "slug": "acme-care"}], "query": "acme"}
+    assert response.json() == {
+        "organizations": [{"id": acme.id, "name": "ACME Care", "slug": "acme-care"}],
+        "query": "acme",
+    }
     # "d-t" is only in the slug northwind-traders.
     assert [o["id"] for o in search(client, consultant, "D-T").json()["organizations"]] == [northwind.id]
 
@@ -56,4 +59,3 @@ def test_short_queries_are_refused(client, make):
         assert response.json()["code"] == "validation_error"
     missing = client.get("/api/organizations/search", headers=consultant.headers)
     assert missing.status_code == 400
-

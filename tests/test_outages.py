@@ -64,7 +64,9 @@ def test_stopped_redis_degrades_to_the_process_then_is_shared_again(redis_servic
         assert max(seconds) < 2, seconds
         health = requests.get(f"{server.url}/api/health", timeout=10).json()
         assert health["status"] == "degraded" and health["checks"]["database"] == {"status": "ok"}
-        assert health["checks"]["cache"]["status"] == "error" and "ConnectionError" in health["checks"]["cache"]["message"]
+        assert (
+            health["checks"]["cache"]["status"] == "error" and "ConnectionError" in health["checks"]["cache"]["message"]
+        )
         unhealthy = requests.get(f"{strict.url}/api/health", timeout=10)
         assert unhealthy.status_code == 503
         assert unhealthy.json()["status"] == "unhealthy" and unhealthy.json()["checks"]["cache"]["status"] == "error"
@@ -83,7 +85,9 @@ def test_stopped_redis_degrades_to_the_process_then_is_shared_again(redis_servic
 
 
 def test_hung_redis_costs_one_timeout_per_cooldown_not_per_request(hung_server, postgres_service, live_server):
-    server = live_server(DATABASE_URL=postgres_service.url, REDIS_URL=f"redis://127.0.0.1:{hung_server}/0", RATE_LIMIT_MULTIPLIER="10")
+    server = live_server(
+        DATABASE_URL=postgres_service.url, REDIS_URL=f"redis://127.0.0.1:{hung_server}/0", RATE_LIMIT_MULTIPLIER="10"
+    )
     caller = Caller(server)
     seconds = {name: [] for name in ("sign-in", "session", "list", "stats", "create")}
     for _ in range(4):
@@ -113,7 +117,9 @@ def test_database_outage_answers_503_then_recovers_with_every_201_kept(postgres_
     def write() -> None:
         with requests.Session() as http:
             while writing.is_set():
-                response = http.post(f"{server.url}/api/kindness", json=OUTSIDER_ACT, headers=caller.headers, timeout=10)
+                response = http.post(
+                    f"{server.url}/api/kindness", json=OUTSIDER_ACT, headers=caller.headers, timeout=10
+                )
                 answered.append((response.status_code, response.json().get("data", {}).get("id")))
 
     writers = [threading.Thread(target=write) for _ in range(3)]
@@ -126,7 +132,10 @@ def test_database_outage_answers_503_then_recovers_with_every_201_kept(postgres_
         for name in ("sign-in", "session", "list", "stats", "create"):
             response, elapsed = timed(calls[name])
             assert response.status_code == 503, (name, response.text)
-            assert response.json() == {"error": "The database is unavailable; try again shortly", "code": "service_unavailable"}
+            assert response.json() == {
+                "error": "The database is unavailable; try again shortly",
+                "code": "service_unavailable",
+            }
             assert response.headers["retry-after"] == "5"
             assert elapsed < 6.5, (name, elapsed)
         response, elapsed = timed(calls["health"])
@@ -145,7 +154,8 @@ def test_database_outage_answers_503_then_recovers_with_every_201_kept(postgres_
     assert calls["create"]().status_code == 201
     created = [act_id for status, act_id in answered if status == 201]
     missing = [
-        act_id for act_id in created
+        act_id
+        for act_id in created
         if requests.get(f"{server.url}/api/kindness/{act_id}", headers=caller.headers, timeout=10).status_code != 200
     ]
     assert missing == [], f"{len(missing)} of {len(created)} acts answered 201 are gone"

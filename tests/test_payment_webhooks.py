@@ -19,7 +19,9 @@ URL = "/webhooks/payments"
 
 @pytest.fixture(autouse=True)
 def payment_secret(runtime, monkeypatch):
-    monkeypatch.setattr(runtime, "settings", dataclasses.replace(runtime.settings, payment_webhook_secret=payments.PAYMENT_SECRET))
+    monkeypatch.setattr(
+        runtime, "settings", dataclasses.replace(runtime.settings, payment_webhook_secret=payments.PAYMENT_SECRET)
+    )
 
 
 def deliver(client, event: dict, **signature):
@@ -82,15 +84,25 @@ def test_replayed_event_is_processed_once(client, db, donation):
     replay = deliver(client, succeeded)
     assert replay.status_code == 200 and replay.json()["outcome"] == "duplicate"
     assert status_of(db, donation) == "refunded"
-    assert db.scalar(select(func.count()).select_from(InboundWebhookEvent).where(InboundWebhookEvent.event_id == "evt_once")) == 1
+    assert (
+        db.scalar(
+            select(func.count()).select_from(InboundWebhookEvent).where(InboundWebhookEvent.event_id == "evt_once")
+        )
+        == 1
+    )
 
 
 def test_raw_body_is_what_is_verified(client, db, donation):
     # Odd spacing, key order and escapes: re-serialising the JSON would break the signature.
     event = payments.payment_event("payment_intent.succeeded", donation)
-    payload = ('{ "type" :"payment_intent.succeeded",\n "id": "%s", "object":"event", "data": {"object": %s} , "note": "caf\\u00e9" }'
-               % (event["id"], json.dumps(event["data"]["object"], indent=3))).encode()
-    headers = {"Stripe-Signature": payments.stripe_signature(payload), "Content-Type": "application/json; charset=utf-8"}
+    payload = (
+        '{ "type" :"payment_intent.succeeded",\n "id": "%s", "object":"event", "data": {"object": %s} , "note": "caf\\u00e9" }'
+        % (event["id"], json.dumps(event["data"]["object"], indent=3))
+    ).encode()
+    headers = {
+        "Stripe-Signature": payments.stripe_signature(payload),
+        "Content-Type": "application/json; charset=utf-8",
+    }
     assert client.post(URL, content=payload, headers=headers).json()["outcome"] == "processed"
     assert status_of(db, donation) == "succeeded"
 
@@ -122,7 +134,9 @@ def test_bad_signatures_change_nothing(client, db, donation):
 
 
 def test_invalid_signature_has_its_code(client, donation):
-    payload, headers = payments.signed(payments.payment_event("payment_intent.succeeded", donation), secret="whsec_wrong")
+    payload, headers = payments.signed(
+        payments.payment_event("payment_intent.succeeded", donation), secret="whsec_wrong"
+    )
     response = client.post(URL, content=payload, headers=headers)
     assert response.status_code == 400 and response.json()["code"] == "invalid_signature"
 

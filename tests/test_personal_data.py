@@ -74,7 +74,9 @@ def test_exports_are_rate_limited_like_bulk_operations(client, make, rate_window
 
 def test_the_last_admin_cannot_be_erased(client, make):
     admin = make.admin()
-    assert_envelope(client.post(f"/api/organization/members/{admin.user.id}/erase", headers=admin.headers), 409, "last_admin")
+    assert_envelope(
+        client.post(f"/api/organization/members/{admin.user.id}/erase", headers=admin.headers), 409, "last_admin"
+    )
     assert client.get("/api/auth/session", headers=admin.headers).json()["data"]["user"]["name"] == admin.user.name
 
 
@@ -92,15 +94,25 @@ def test_erasure_keeps_ids_counts_and_the_chain(client, make, db):
     erased = client.post(f"/api/organization/members/{member.user.id}/erase", headers=admin.headers)
     assert erased.status_code == 200
     assert erased.json()["data"] | {"createdAt": None} == {
-        "id": member.user.id, "email": f"erased-{member.user.id}@invalid", "name": "Erased person",
-        "accountType": "member", "organizationId": admin.organization_id, "role": "member", "createdAt": None,
-        "managerId": None, "department": None, "employeeNumber": None, "groups": [],
+        "id": member.user.id,
+        "email": f"erased-{member.user.id}@invalid",
+        "name": "Erased person",
+        "accountType": "member",
+        "organizationId": admin.organization_id,
+        "role": "member",
+        "createdAt": None,
+        "managerId": None,
+        "department": None,
+        "employeeNumber": None,
+        "groups": [],
     }
     assert client.get("/api/auth/session", headers=member.headers).status_code == 401
     assert client.post("/api/auth/sign-in", json={"email": member.user.email, "password": PASSWORD}).status_code == 401
     # The acts still count, the published figures stay, the answers are gone.
     assert client.get("/api/kindness/stats", headers=admin.headers).json() == stats_before
-    assert client.get("/api/wellbeing", params={"scope": "organization"}, headers=admin.headers).json() == figures_before
+    assert (
+        client.get("/api/wellbeing", params={"scope": "organization"}, headers=admin.headers).json() == figures_before
+    )
     assert db.scalars(select(WellbeingResponse).where(WellbeingResponse.user_id == member.user.id)).all() == []
     # The chain verifies, with the erasure in it, and so does the bundle exported before.
     verified = client.get("/api/evidence/verify", headers=admin.headers).json()
@@ -123,22 +135,49 @@ def test_after_erasure_the_name_and_email_are_nowhere(live_server, fresh_databas
     server = live_server(DATABASE_URL=fresh_database_url)
     marker = uuid.uuid4().hex[:12]
     name, email = f"Zephyrine Quux{marker}", f"zq.{marker}@example.test"
-    secrets = (name, email, f"Quux{marker}", f"zq.{marker}", f"Description{marker}", f"Comment{marker}", f"Note{marker}")
+    secrets = (
+        name,
+        email,
+        f"Quux{marker}",
+        f"zq.{marker}",
+        f"Description{marker}",
+        f"Comment{marker}",
+        f"Note{marker}",
+    )
     admin = sign_up(server.url, name="Admin")
     join = call(server, "GET", "/api/auth/session", admin.token).json()["data"]["organization"]["joinCode"]
     person = sign_up(server.url, email=email, name=name, joinCode=join)
-    act = {"description": f"Description{marker} for {name}", "category": "community", "verificationLevel": 1, "recipientId": "outsider"}
+    act = {
+        "description": f"Description{marker} for {name}",
+        "category": "community",
+        "verificationLevel": 1,
+        "recipientId": "outsider",
+    }
     call(server, "POST", "/api/kindness", person.token, json=act)
-    call(server, "POST", "/api/wellbeing", person.token, json={"mood": 3, "stress": 3, "comment": f"Comment{marker} by {email}"})
+    call(
+        server,
+        "POST",
+        "/api/wellbeing",
+        person.token,
+        json={"mood": 3, "stress": 3, "comment": f"Comment{marker} by {email}"},
+    )
     donation = {"amount": 500, "currency": "USD", "recipient": {"name": "Red Cross"}, "note": f"Note{marker}"}
     call(server, "POST", "/api/donations", person.token, json=donation)
     assert marker in call(server, "GET", f"/api/organization/members/{person.id}/export", admin.token).text
 
     reachable = [
-        ("GET", "/api/auth/session"), ("GET", "/api/organization/members"), ("GET", "/api/kindness"),
-        ("GET", "/api/kindness/stats"), ("GET", "/api/donations"), ("GET", "/api/volunteer"), ("GET", "/api/evidence"),
-        ("GET", "/api/evidence/verify"), ("GET", f"/api/organization/members/{person.id}/export"),
-        ("GET", "/api/wellbeing?scope=organization"), ("GET", "/api/compliance/gri"), ("POST", "/api/evidence/export"),
+        ("GET", "/api/auth/session"),
+        ("GET", "/api/organization/members"),
+        ("GET", "/api/kindness"),
+        ("GET", "/api/kindness/stats"),
+        ("GET", "/api/donations"),
+        ("GET", "/api/volunteer"),
+        ("GET", "/api/evidence"),
+        ("GET", "/api/evidence/verify"),
+        ("GET", f"/api/organization/members/{person.id}/export"),
+        ("GET", "/api/wellbeing?scope=organization"),
+        ("GET", "/api/compliance/gri"),
+        ("POST", "/api/evidence/export"),
     ]
     # Read once before, so that whatever the server caches is cached.
     for method, path in reachable:
@@ -168,7 +207,9 @@ def test_after_erasure_the_name_and_email_are_nowhere(live_server, fresh_databas
                             continue
                         for secret in secrets:
                             hit = connection.execute(
-                                text(f'SELECT 1 FROM "{table}" WHERE CAST("{column["name"]}" AS TEXT) LIKE :pattern LIMIT 1'),
+                                text(
+                                    f'SELECT 1 FROM "{table}" WHERE CAST("{column["name"]}" AS TEXT) LIKE :pattern LIMIT 1'
+                                ),
                                 {"pattern": f"%{secret}%"},
                             ).first()
                             if hit:
@@ -190,9 +231,18 @@ def test_the_worker_deletes_comments_past_their_retention(settings, fresh_databa
             old = make.response(member, comment="Three days ago", created_at=now - dt.timedelta(days=3)).id
             recent = make.response(member, comment="Twelve hours ago", created_at=now - dt.timedelta(hours=12)).id
             session.commit()
-        env = {**os.environ, "DATABASE_URL": fresh_database_url, "WELLBEING_COMMENT_RETENTION_DAYS": "1", "ENVIRONMENT": "test"}
+        env = {
+            **os.environ,
+            "DATABASE_URL": fresh_database_url,
+            "WELLBEING_COMMENT_RETENTION_DAYS": "1",
+            "ENVIRONMENT": "test",
+        }
         worker = subprocess.run(
-            [sys.executable, "-m", "kindling.cli", "worker", "--once"], env=env, capture_output=True, text=True, timeout=60
+            [sys.executable, "-m", "kindling.cli", "worker", "--once"],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=60,
         )
         assert worker.returncode == 0, worker.stderr
         with make_session_factory(engine)() as session:
@@ -221,18 +271,37 @@ def test_giving_requests_are_exported_and_their_reasons_and_notes_erased(client,
     make.match_program(admin, approval="review")
     donation = make.donation(member)
     event = payments.payment_event("payment_intent.succeeded", donation)
-    donations.apply_payment_event(db, event_id=event["id"], event_type=event["type"], payment=event["data"]["object"], donation=donation)
+    donations.apply_payment_event(
+        db, event_id=event["id"], event_type=event["type"], payment=event["data"]["object"], donation=donation
+    )
     (request,) = db.scalars(select(GivingRequest).where(GivingRequest.user_id == member.user.id)).all()
-    giving.decide(db, caller=principal(admin), request_id=request.id, decision="decline", reason="Receipt of Mx Quux missing", note="Quux asked twice")
+    giving.decide(
+        db,
+        caller=principal(admin),
+        request_id=request.id,
+        decision="decline",
+        reason="Receipt of Mx Quux missing",
+        note="Quux asked twice",
+    )
     exported = client.get("/api/me/export", headers=member.headers).json()["data"]["givingRequests"]
     assert [(r["id"], r["status"], r["decisionReason"], r["decisionNote"]) for r in exported] == [
         (request.id, "declined", "Receipt of Mx Quux missing", "Quux asked twice")
     ]
-    assert client.post(f"/api/organization/members/{member.user.id}/erase", headers=second_admin.headers).status_code == 200
+    assert (
+        client.post(f"/api/organization/members/{member.user.id}/erase", headers=second_admin.headers).status_code
+        == 200
+    )
     db.refresh(request)
-    assert (request.status, request.amount, request.decision_reason, request.decision_note) == ("declined", donation.amount, None, None)
+    assert (request.status, request.amount, request.decision_reason, request.decision_note) == (
+        "declined",
+        donation.amount,
+        None,
+        None,
+    )
     # The admin who wrote them is erased too: what they decided stays, their words go.
-    assert client.post(f"/api/organization/members/{admin.user.id}/erase", headers=second_admin.headers).status_code == 200
+    assert (
+        client.post(f"/api/organization/members/{admin.user.id}/erase", headers=second_admin.headers).status_code == 200
+    )
 
 
 def test_a_person_the_directory_provisioned_is_exported_and_erased_from_it(client, make, db):
@@ -248,7 +317,11 @@ def test_a_person_the_directory_provisioned_is_exported_and_erased_from_it(clien
     created = client.post("/scim/v2/Users", json=body, headers=headers)
     assert created.status_code == 201, created.text
     person_id = created.json()["id"]
-    group = client.post("/scim/v2/Groups", json={"schemas": [scim.GROUP], "displayName": f"Team {marker}", "members": [{"value": person_id}]}, headers=headers)
+    group = client.post(
+        "/scim/v2/Groups",
+        json={"schemas": [scim.GROUP], "displayName": f"Team {marker}", "members": [{"value": person_id}]},
+        headers=headers,
+    )
     assert group.status_code == 201, group.text
 
     exported = client.get(f"/api/organization/members/{person_id}/export", headers=admin.headers).json()["data"]
@@ -257,11 +330,16 @@ def test_a_person_the_directory_provisioned_is_exported_and_erased_from_it(clien
 
     assert client.post(f"/api/organization/members/{person_id}/erase", headers=admin.headers).status_code == 200
     after = client.get(f"/api/organization/members/{person_id}/export", headers=admin.headers)
-    assert marker not in after.text and after.json()["data"]["directory"] is None and after.json()["data"]["groups"] == []
+    assert (
+        marker not in after.text and after.json()["data"]["directory"] is None and after.json()["data"]["groups"] == []
+    )
     assert db.scalars(select(ScimUser).where(ScimUser.user_id == person_id)).all() == []
     # The directory no longer knows the person; the group stays, without them.
     assert client.get(f"/scim/v2/Users/{person_id}", headers=headers).status_code == 404
-    events = [e["type"] for e in client.get("/api/evidence", params={"subjectId": person_id}, headers=admin.headers).json()["data"]]
+    events = [
+        e["type"]
+        for e in client.get("/api/evidence", params={"subjectId": person_id}, headers=admin.headers).json()["data"]
+    ]
     assert events[-2:] == ["member.deactivated", "member.erased"]
 
 

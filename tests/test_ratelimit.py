@@ -73,7 +73,12 @@ def test_rules_follow_the_class_each_operation_declares():
 
 
 def test_every_declared_rate_limit_class_is_a_rule():
-    classes = {operation.get("x-rate-limit") for item in load_spec()["paths"].values() for operation in item.values() if isinstance(operation, dict)}
+    classes = {
+        operation.get("x-rate-limit")
+        for item in load_spec()["paths"].values()
+        for operation in item.values()
+        if isinstance(operation, dict)
+    }
     assert classes - {None} <= set(RULES)
 
 
@@ -141,6 +146,9 @@ def test_every_response_under_api_declares_the_headers_it_carries():
             for status, response in operation["responses"].items():
                 if "$ref" in response:
                     response = responses[response["$ref"].rsplit("/", 1)[1]]
-                if not {"X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Reset"} <= response.get("headers", {}).keys():
+                if (
+                    not {"X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Reset"}
+                    <= response.get("headers", {}).keys()
+                ):
                     undeclared.append((method, path, status))
     assert undeclared == []

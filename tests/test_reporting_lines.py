@@ -20,7 +20,11 @@ def test_an_admin_sets_and_clears_a_line_and_the_members_list_shows_it(client, m
     assert response.json()["data"]["managerId"] == boss.user.id
     listed = {person["id"]: person for person in client.get(MEMBERS, headers=admin.headers).json()["data"]}
     assert listed[ada.user.id]["managerId"] == boss.user.id
-    assert listed[ada.user.id]["groups"] == [] and listed[ada.user.id]["department"] is None and listed[ada.user.id]["employeeNumber"] is None
+    assert (
+        listed[ada.user.id]["groups"] == []
+        and listed[ada.user.id]["department"] is None
+        and listed[ada.user.id]["employeeNumber"] is None
+    )
     assert _set_manager(client, admin, ada, None).json()["data"]["managerId"] is None
 
 
@@ -68,5 +72,7 @@ def test_a_managers_pending_list_shows_their_reports_first(client, make):
     assert pending(client, admin)[:0] == [] and set(pending(client, admin)) == {mine, loose, theirs, later_mine}
     first = client.get("/api/verifications/pending", headers=boss.headers, params={"limit": 2}).json()
     assert [act["id"] for act in first["data"]] == [later_mine, mine]
-    rest = client.get("/api/verifications/pending", headers=boss.headers, params={"limit": 2, "cursor": first["nextCursor"]}).json()
+    rest = client.get(
+        "/api/verifications/pending", headers=boss.headers, params={"limit": 2, "cursor": first["nextCursor"]}
+    ).json()
     assert [act["id"] for act in rest["data"]] == [loose] and rest["nextCursor"] is None

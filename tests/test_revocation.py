@@ -18,7 +18,6 @@ pytestmark = pytest.mark.live
 BOUND = 2.0
 
 
-
 def _answers_after_sign_out(server, headers: dict, *, callers: int = 8, watch: float = 3.5) -> list[tuple[float, int]]:
     """(seconds after the sign-out answered, status) of requests made with the token by `callers`
     concurrent clients (new connections, so both workers serve them), from half a second before
@@ -54,9 +53,13 @@ def _assert_refused_within_bound(answers: list[tuple[float, int]]) -> None:
 
 
 @pytest.mark.parametrize("redis_state", ["up", "stopped"])
-def test_a_signed_out_session_is_refused_everywhere_within_two_seconds(redis_service, postgres_service, live_server, redis_state):
+def test_a_signed_out_session_is_refused_everywhere_within_two_seconds(
+    redis_service, postgres_service, live_server, redis_state
+):
     assert PRINCIPAL_TTL < BOUND
-    server = live_server(workers=2, DATABASE_URL=postgres_service.url, REDIS_URL=redis_service.url, RATE_LIMIT_MULTIPLIER="100")
+    server = live_server(
+        workers=2, DATABASE_URL=postgres_service.url, REDIS_URL=redis_service.url, RATE_LIMIT_MULTIPLIER="100"
+    )
     headers = sign_up(server.url).headers
     if redis_state == "stopped":
         redis_service.stop()
@@ -68,8 +71,12 @@ def test_a_signed_out_session_is_refused_everywhere_within_two_seconds(redis_ser
     _assert_refused_within_bound(answers)
 
 
-def test_a_session_revoked_while_redis_was_down_stays_revoked_when_it_returns(redis_service, postgres_service, live_server):
-    server = live_server(workers=2, DATABASE_URL=postgres_service.url, REDIS_URL=redis_service.url, RATE_LIMIT_MULTIPLIER="100")
+def test_a_session_revoked_while_redis_was_down_stays_revoked_when_it_returns(
+    redis_service, postgres_service, live_server
+):
+    server = live_server(
+        workers=2, DATABASE_URL=postgres_service.url, REDIS_URL=redis_service.url, RATE_LIMIT_MULTIPLIER="100"
+    )
     headers = sign_up(server.url).headers
     for _ in range(20):  # cached by whichever workers answer
         assert requests.get(f"{server.url}/api/auth/session", headers=headers, timeout=10).status_code == 200
@@ -79,5 +86,7 @@ def test_a_session_revoked_while_redis_was_down_stays_revoked_when_it_returns(re
     finally:
         redis_service.start()
     time.sleep(BOUND)
-    statuses = [requests.get(f"{server.url}/api/auth/session", headers=headers, timeout=10).status_code for _ in range(40)]
+    statuses = [
+        requests.get(f"{server.url}/api/auth/session", headers=headers, timeout=10).status_code for _ in range(40)
+    ]
     assert statuses == [401] * 40

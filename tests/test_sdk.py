@@ -38,10 +38,20 @@ def sdk(tmp_path, monkeypatch):
     # The generator formats its output with ruff, which it finds on PATH next to itself.
     bin_dir = pathlib.Path(sys.executable).parent
     run = subprocess.run(
-        [bin_dir / "openapi-python-client", "generate", "--path", ROOT / "openapi.yaml",
-         "--meta", "none", "--output-path", tmp_path / PACKAGE],
+        [
+            bin_dir / "openapi-python-client",
+            "generate",
+            "--path",
+            ROOT / "openapi.yaml",
+            "--meta",
+            "none",
+            "--output-path",
+            tmp_path / PACKAGE,
+        ],
         env={**os.environ, "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}"},
-        capture_output=True, text=True, timeout=300,
+        capture_output=True,
+        text=True,
+        timeout=300,
     )
     # Any warning means part of the spec did not become code: a model or an endpoint is missing.
     output = run.stdout + run.stderr
@@ -69,7 +79,12 @@ def model(name: str):
 @pytest.mark.live
 def test_a_consultants_first_day_through_the_generated_sdk(sdk, fresh_database_url, live_server, mailbox):
     upgrade(fresh_database_url)
-    server = live_server(DATABASE_URL=fresh_database_url, SMTP_URL=mailbox.url, MAIL_FROM="attest@harbour.test", PUBLIC_URL="https://kindling.test")
+    server = live_server(
+        DATABASE_URL=fresh_database_url,
+        SMTP_URL=mailbox.url,
+        MAIL_FROM="attest@harbour.test",
+        PUBLIC_URL="https://kindling.test",
+    )
     clients = contextlib.ExitStack()  # each SDK client holds a connection pool to close
     with clients:
         journey(sdk, server.url, clients, fresh_database_url, mailbox)
@@ -93,45 +108,69 @@ def journey(sdk, url: str, clients: contextlib.ExitStack, database_url: str, mai
         client = sdk.AuthenticatedClient(base_url=url, token=result.data.session.token, raise_on_unexpected_status=True)
         return clients.enter_context(client)
 
-    consultant = sign_up(model("SignUpConsultant")(
-        email="ada@firm.test", password=PASSWORD, name="Ada", firm_name="Good Works Advisory",
-        account_type=model("SignUpConsultantAccountType").CONSULTANT, return_token=True,
-    ))
-    signed_in = sign_up(model("SignUpCreatingOrganization")(
-        email="grace@harbour.test", password=PASSWORD, name="Grace", organization_name="Harbour Foods",
-        return_token=True,
-    ))
+    consultant = sign_up(
+        model("SignUpConsultant")(
+            email="ada@firm.test",
+            password=PASSWORD,
+            name="Ada",
+            firm_name="Good Works Advisory",
+            account_type=model("SignUpConsultantAccountType").CONSULTANT,
+            return_token=True,
+        )
+    )
+    signed_in = sign_up(
+        model("SignUpCreatingOrganization")(
+            email="grace@harbour.test",
+            password=PASSWORD,
+            name="Grace",
+            organization_name="Harbour Foods",
+            return_token=True,
+        )
+    )
     # The organization's scripts use a personal API token, made once from the signed-in session.
     ci_token = expect(
-        operation("auth.create_token").sync_detailed(client=signed_in, body=model("ApiTokenCreate")(name="Harbour CI", expires_in_days=90)),
+        operation("auth.create_token").sync_detailed(
+            client=signed_in, body=model("ApiTokenCreate")(name="Harbour CI", expires_in_days=90)
+        ),
         HTTPStatus.CREATED,
     ).data
     assert ci_token.token.startswith("kpat_")
-    admin = clients.enter_context(sdk.AuthenticatedClient(base_url=url, token=ci_token.token, raise_on_unexpected_status=True))
+    admin = clients.enter_context(
+        sdk.AuthenticatedClient(base_url=url, token=ci_token.token, raise_on_unexpected_status=True)
+    )
     session = expect(operation("auth.get_session").sync_detailed(client=admin), HTTPStatus.OK).data
     assert session.user.email == "grace@harbour.test"
     listed = expect(operation("auth.list_tokens").sync_detailed(client=admin), HTTPStatus.OK).data
     assert [(token.id, token.name) for token in listed] == [(ci_token.id, "Harbour CI")]
     organization = session.organization
-    member = sign_up(model("SignUpJoiningOrganization")(
-        email="linus@harbour.test", password=PASSWORD, name="Linus", join_code=organization.join_code,
-        return_token=True,
-    ))
+    member = sign_up(
+        model("SignUpJoiningOrganization")(
+            email="linus@harbour.test",
+            password=PASSWORD,
+            name="Linus",
+            join_code=organization.join_code,
+            return_token=True,
+        )
+    )
     member_id = expect(operation("auth.get_session").sync_detailed(client=member), HTTPStatus.OK).data.user.id
 
     # The consultant finds the organization and invites it; its admin accepts.
-    found = expect(operation("organizations.search_organizations").sync_detailed(client=consultant, q="harbour"), HTTPStatus.OK)
+    found = expect(
+        operation("organizations.search_organizations").sync_detailed(client=consultant, q="harbour"), HTTPStatus.OK
+    )
     assert [o.id for o in found.organizations] == [organization.id]
     sent = expect(
         operation("invitations.send_invitation").sync_detailed(
-            client=consultant, body=model("InvitationSend")(organization_id=organization.id, message="Shall we?")),
+            client=consultant, body=model("InvitationSend")(organization_id=organization.id, message="Shall we?")
+        ),
         HTTPStatus.OK,
     )
     pending = expect(operation("invitations.list_invitations").sync_detailed(client=admin), HTTPStatus.OK)
     assert [(i.id, i.status.value, i.message) for i in pending.data] == [(sent.data.id, "pending", "Shall we?")]
     expect(
         operation("invitations.accept_invitation").sync_detailed(
-            client=admin, body=model("InvitationReference")(invitation_id=sent.data.id)),
+            client=admin, body=model("InvitationReference")(invitation_id=sent.data.id)
+        ),
         HTTPStatus.OK,
     )
     relationships = expect(operation("clients.list_clients").sync_detailed(client=consultant), HTTPStatus.OK)
@@ -142,7 +181,8 @@ def journey(sdk, url: str, clients: contextlib.ExitStack, database_url: str, mai
     saved = expect(
         operation("themes.save_theme").sync_detailed(
             client=consultant,
-            body=model("ThemeSave")(organization_id=organization.id, theme=model("ThemeSubmitted").from_dict(theme))),
+            body=model("ThemeSave")(organization_id=organization.id, theme=model("ThemeSubmitted").from_dict(theme)),
+        ),
         HTTPStatus.OK,
     )
     assert saved.success and saved.organization_id == organization.id
@@ -159,14 +199,22 @@ def journey(sdk, url: str, clients: contextlib.ExitStack, database_url: str, mai
     ]
     created = []
     for author, recipient, description, category in acts:
-        body = model("KindnessActCreate")(description=description, category=model("KindnessCategory")(category),
-                                          verification_level=2, recipient_id=recipient)
-        created.append(expect(operation("kindness.create_act").sync_detailed(client=author, body=body), HTTPStatus.CREATED).data)
+        body = model("KindnessActCreate")(
+            description=description,
+            category=model("KindnessCategory")(category),
+            verification_level=2,
+            recipient_id=recipient,
+        )
+        created.append(
+            expect(operation("kindness.create_act").sync_detailed(client=author, body=body), HTTPStatus.CREATED).data
+        )
     got = expect(operation("kindness.get_act").sync_detailed(created[0].id, client=admin), HTTPStatus.OK)
     assert got.data.description == "Covered the early shift"
     page = expect(operation("kindness.list_acts").sync_detailed(client=admin, limit=2), HTTPStatus.OK)
     assert len(page.data) == 2 and page.next_cursor
-    rest = expect(operation("kindness.list_acts").sync_detailed(client=admin, limit=2, cursor=page.next_cursor), HTTPStatus.OK)
+    rest = expect(
+        operation("kindness.list_acts").sync_detailed(client=admin, limit=2, cursor=page.next_cursor), HTTPStatus.OK
+    )
     assert {a.id for a in page.data + rest.data} == {a.id for a in created} and rest.next_cursor is None
 
     stats = expect(operation("kindness.get_stats").sync_detailed(client=member), HTTPStatus.OK).data
@@ -187,43 +235,79 @@ def journey(sdk, url: str, clients: contextlib.ExitStack, database_url: str, mai
     assert len(rows) == 1 and rows[0]["Client"] == "Harbour Foods" and rows[0]["Kindness Acts"] == "3"
 
     # A manager approves an act that asks for supervisor verification.
-    manager = sign_up(model("SignUpJoiningOrganization")(
-        email="mae@harbour.test", password=PASSWORD, name="Mae", join_code=organization.join_code, return_token=True,
-    ))
+    manager = sign_up(
+        model("SignUpJoiningOrganization")(
+            email="mae@harbour.test",
+            password=PASSWORD,
+            name="Mae",
+            join_code=organization.join_code,
+            return_token=True,
+        )
+    )
     make_manager(database_url, "mae@harbour.test")
-    body = model("KindnessActCreate")(description="Trained the new starters", category=model("KindnessCategory")("peer_recognition"),
-                                      verification_level=3, recipient_id=session.user.id)
+    body = model("KindnessActCreate")(
+        description="Trained the new starters",
+        category=model("KindnessCategory")("peer_recognition"),
+        verification_level=3,
+        recipient_id=session.user.id,
+    )
     asked = expect(operation("kindness.create_act").sync_detailed(client=member, body=body), HTTPStatus.CREATED).data
     assert (asked.verification_level, asked.verified_level, asked.verification.awaiting.value) == (3, 1, "manager")
     waiting = expect(operation("verification.list_pending_verifications").sync_detailed(client=manager), HTTPStatus.OK)
     assert [a.id for a in waiting.data] == [asked.id]
-    decision = model("VerificationDecisionCreate")(level=3, decision=model("VerificationDecisionCreateDecision").APPROVE,
-                                                   note="Saw it myself")
+    decision = model("VerificationDecisionCreate")(
+        level=3, decision=model("VerificationDecisionCreateDecision").APPROVE, note="Saw it myself"
+    )
     approved = expect(
-        operation("verification.decide_verification").sync_detailed(asked.id, client=manager, body=decision), HTTPStatus.CREATED
+        operation("verification.decide_verification").sync_detailed(asked.id, client=manager, body=decision),
+        HTTPStatus.CREATED,
     ).data
-    assert (approved.act_id, approved.level, approved.decision.value, approved.note) == (asked.id, 3, "approve", "Saw it myself")
+    assert (approved.act_id, approved.level, approved.decision.value, approved.note) == (
+        asked.id,
+        3,
+        "approve",
+        "Saw it myself",
+    )
     verified = expect(operation("kindness.get_act").sync_detailed(asked.id, client=admin), HTTPStatus.OK).data
     assert (verified.verified_level, verified.verification.status.value, verified.ripple_score) == (3, "verified", 3)
-    assert expect(operation("verification.list_pending_verifications").sync_detailed(client=manager), HTTPStatus.OK).data == []
+    assert (
+        expect(operation("verification.list_pending_verifications").sync_detailed(client=manager), HTTPStatus.OK).data
+        == []
+    )
 
     # A food bank attests the food drive; its volunteer has no account.
-    body = model("KindnessActCreate")(description="Ran the Saturday food bank", category=model("KindnessCategory")("community"),
-                                      verification_level=5, recipient_id="town-food-bank")
+    body = model("KindnessActCreate")(
+        description="Ran the Saturday food bank",
+        category=model("KindnessCategory")("community"),
+        verification_level=5,
+        recipient_id="town-food-bank",
+    )
     drive = expect(operation("kindness.create_act").sync_detailed(client=member, body=body), HTTPStatus.CREATED).data
-    request = model("AttestationCreate")(level=model("AttestationCreateLevel").VALUE_5, attester_name="Olu",
-                                         attester_organization="Town Food Bank", attester_email="olu@foodbank.test")
+    request = model("AttestationCreate")(
+        level=model("AttestationCreateLevel").VALUE_5,
+        attester_name="Olu",
+        attester_organization="Town Food Bank",
+        attester_email="olu@foodbank.test",
+    )
     mailed = expect(
-        operation("verification.request_attestation").sync_detailed(drive.id, client=member, body=request), HTTPStatus.CREATED
+        operation("verification.request_attestation").sync_detailed(drive.id, client=member, body=request),
+        HTTPStatus.CREATED,
     ).data
     assert mailed.attester_domain == "foodbank.test"
     token = mailbox.token_for("olu@foodbank.test")  # what Olu finds in the mail Kindling sent
     lookup = model("AttestationLookup")(token=token)
-    shown = expect(operation("verification.lookup_attestation").sync_detailed(client=anonymous, body=lookup), HTTPStatus.OK).data
+    shown = expect(
+        operation("verification.lookup_attestation").sync_detailed(client=anonymous, body=lookup), HTTPStatus.OK
+    ).data
     assert (shown.organization_name, shown.description) == ("Harbour Foods", "Ran the Saturday food bank")
-    answer = model("AttestationAnswer")(token=token, decision=model("AttestationAnswerDecision").CONFIRM, name="Olu Adeyemi")
+    answer = model("AttestationAnswer")(
+        token=token, decision=model("AttestationAnswerDecision").CONFIRM, name="Olu Adeyemi"
+    )
     expect(operation("verification.answer_attestation").sync_detailed(client=anonymous, body=answer), HTTPStatus.OK)
-    assert expect(operation("kindness.get_act").sync_detailed(drive.id, client=admin), HTTPStatus.OK).data.verified_level == 5
+    assert (
+        expect(operation("kindness.get_act").sync_detailed(drive.id, client=admin), HTTPStatus.OK).data.verified_level
+        == 5
+    )
 
     # Revoked, the token no longer opens anything.
     expect(operation("auth.revoke_token").sync_detailed(ci_token.id, client=signed_in), HTTPStatus.NO_CONTENT)

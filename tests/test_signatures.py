@@ -13,7 +13,9 @@ from kindling.web.operations import HTTP_METHODS
 
 def inspected(function) -> inspect.Signature:
     """The signature of a fresh copy of `function`, which has no `__signature__` of its own."""
-    copy = types.FunctionType(function.__code__, function.__globals__, function.__name__, function.__defaults__, function.__closure__)
+    copy = types.FunctionType(
+        function.__code__, function.__globals__, function.__name__, function.__defaults__, function.__closure__
+    )
     copy.__kwdefaults__ = function.__kwdefaults__
     copy.__annotations__ = function.__annotations__
     return inspect.signature(copy)

@@ -28,7 +28,11 @@ SECRET_KEY = "test-secret-key-of-at-least-32-characters"
 @pytest.fixture(autouse=True)
 def sso_settings(runtime, monkeypatch):
     """A server with a SECRET_KEY that may reach the provider on loopback."""
-    monkeypatch.setattr(runtime, "settings", dataclasses.replace(runtime.settings, secret_key=SECRET_KEY, webhook_allow_private_urls=True))
+    monkeypatch.setattr(
+        runtime,
+        "settings",
+        dataclasses.replace(runtime.settings, secret_key=SECRET_KEY, webhook_allow_private_urls=True),
+    )
     oidc_client._keys.clear()
 
 
@@ -37,7 +41,13 @@ def domain() -> str:
 
 
 def configure(client, admin, provider, *, domains: list[str], **fields):
-    body = {"issuer": provider.url, "clientId": CLIENT_ID, "clientSecret": CLIENT_SECRET, "emailDomains": domains, **fields}
+    body = {
+        "issuer": provider.url,
+        "clientId": CLIENT_ID,
+        "clientSecret": CLIENT_SECRET,
+        "emailDomains": domains,
+        **fields,
+    }
     return client.put("/api/organization/sso", json=body, headers=admin.headers)
 
 
@@ -89,8 +99,14 @@ def test_settings_are_saved_after_discovery_and_never_show_the_secret(client, ma
     assert response.status_code == 200, response.text
     data = response.json()["data"]
     assert data == {
-        "issuer": openid_provider.url, "clientId": CLIENT_ID, "clientSecretSet": True, "emailDomains": sorted([first, second]),
-        "jitProvisioning": False, "enforced": True, "redirectUri": "http://testserver/api/auth/sso/callback", "updatedAt": data["updatedAt"],
+        "issuer": openid_provider.url,
+        "clientId": CLIENT_ID,
+        "clientSecretSet": True,
+        "emailDomains": sorted([first, second]),
+        "jitProvisioning": False,
+        "enforced": True,
+        "redirectUri": "http://testserver/api/auth/sso/callback",
+        "updatedAt": data["updatedAt"],
     }
     read = client.get("/api/organization/sso", headers=admin.headers)
     assert read.json()["data"] == data and CLIENT_SECRET not in read.text
@@ -102,14 +118,23 @@ def test_settings_are_saved_after_discovery_and_never_show_the_secret(client, ma
     assert client.put("/api/organization/sso", json=body, headers=admin.headers).status_code == 200
     db.expire_all()
     assert db.get(SsoConnection, admin.organization_id).client_secret_encrypted == stored.client_secret_encrypted
-    events = db.scalars(select(EvidenceEvent).where(EvidenceEvent.organization_id == admin.organization_id, EvidenceEvent.type == "sso.configured").order_by(EvidenceEvent.seq)).all()
+    events = db.scalars(
+        select(EvidenceEvent)
+        .where(EvidenceEvent.organization_id == admin.organization_id, EvidenceEvent.type == "sso.configured")
+        .order_by(EvidenceEvent.seq)
+    ).all()
     assert [(event.data["enabled"], event.data["emailDomains"], event.actor_id) for event in events] == [
-        (True, sorted([first, second]), admin.user.id), (True, [first], admin.user.id)
+        (True, sorted([first, second]), admin.user.id),
+        (True, [first], admin.user.id),
     ]
     assert all(CLIENT_SECRET not in str(event.data) for event in events)
     assert client.delete("/api/organization/sso", headers=admin.headers).status_code == 204
     assert_envelope(client.get("/api/organization/sso", headers=admin.headers), 404, "sso_not_configured")
-    assert db.scalars(select(EvidenceEvent.data).where(EvidenceEvent.organization_id == admin.organization_id).order_by(EvidenceEvent.seq.desc())).first() == {"enabled": False}
+    assert db.scalars(
+        select(EvidenceEvent.data)
+        .where(EvidenceEvent.organization_id == admin.organization_id)
+        .order_by(EvidenceEvent.seq.desc())
+    ).first() == {"enabled": False}
 
 
 def test_only_admins_see_or_change_settings(client, make, openid_provider):
@@ -124,7 +149,9 @@ def test_discovery_must_answer_and_name_the_same_issuer(client, make, openid_pro
     admin = make.admin()
     wrong_issuer = configure(client, admin, openid_provider, domains=[domain()], issuer=openid_provider.url + "/")
     assert "another issuer" in assert_envelope(wrong_issuer, 400, "sso_discovery_failed")["error"]
-    nothing_there = configure(client, admin, openid_provider, domains=[domain()], issuer=openid_provider.url + "/nowhere")
+    nothing_there = configure(
+        client, admin, openid_provider, domains=[domain()], issuer=openid_provider.url + "/nowhere"
+    )
     assert "HTTP 404" in assert_envelope(nothing_there, 400, "sso_discovery_failed")["error"]
     started = time.monotonic()
     hung = configure(client, admin, openid_provider, domains=[domain()], issuer=silent_server.url)
@@ -138,14 +165,25 @@ def test_the_provider_follows_the_outbound_destination_rules(client, make, runti
     monkeypatch.setattr(runtime, "settings", dataclasses.replace(runtime.settings, webhook_allow_private_urls=False))
     body = assert_envelope(configure(client, admin, openid_provider, domains=[domain()]), 400, "sso_discovery_failed")
     assert "not allowed" in body["error"]
-    monkeypatch.setattr(runtime, "settings", dataclasses.replace(runtime.settings, webhook_allow_private_urls=True, environment="production"))
-    assert "https" in assert_envelope(configure(client, admin, openid_provider, domains=[domain()]), 400, "sso_discovery_failed")["error"]
+    monkeypatch.setattr(
+        runtime,
+        "settings",
+        dataclasses.replace(runtime.settings, webhook_allow_private_urls=True, environment="production"),
+    )
+    assert (
+        "https"
+        in assert_envelope(configure(client, admin, openid_provider, domains=[domain()]), 400, "sso_discovery_failed")[
+            "error"
+        ]
+    )
 
 
 def test_a_first_setup_needs_a_secret_and_the_server_a_secret_key(client, make, runtime, monkeypatch, openid_provider):
     admin = make.admin()
     body = {"issuer": openid_provider.url, "clientId": CLIENT_ID, "emailDomains": [domain()]}
-    refused = assert_envelope(client.put("/api/organization/sso", json=body, headers=admin.headers), 400, "validation_error")
+    refused = assert_envelope(
+        client.put("/api/organization/sso", json=body, headers=admin.headers), 400, "validation_error"
+    )
     assert refused["details"]["errors"][0]["field"] == "clientSecret"
     monkeypatch.setattr(runtime, "settings", dataclasses.replace(runtime.settings, secret_key=None))
     assert_envelope(configure(client, admin, openid_provider, domains=[domain()]), 503, "secret_key_missing")
@@ -155,7 +193,9 @@ def test_a_domain_belongs_to_one_organization(client, make, openid_provider):
     taken = domain()
     assert configure(client, make.admin(), openid_provider, domains=[taken]).status_code == 200
     other = make.admin()
-    body = assert_envelope(configure(client, other, openid_provider, domains=[domain(), taken.upper()]), 409, "email_domain_taken")
+    body = assert_envelope(
+        configure(client, other, openid_provider, domains=[domain(), taken.upper()]), 409, "email_domain_taken"
+    )
     assert taken in body["error"]
     assert_envelope(client.get("/api/organization/sso", headers=other.headers), 404)
 
@@ -169,7 +209,9 @@ def test_bad_settings_are_refused_field_by_field(client, make, openid_provider):
         ({"clientId": ""}, "clientId"),
         ({"unknown": True}, "unknown"),
     ):
-        body = assert_envelope(configure(client, admin, openid_provider, domains=[domain()], **fields), 400, "validation_error")
+        body = assert_envelope(
+            configure(client, admin, openid_provider, domains=[domain()], **fields), 400, "validation_error"
+        )
         assert body["details"]["errors"][0]["field"] == field, body
 
 
@@ -181,7 +223,11 @@ def test_start_sends_state_nonce_and_an_s256_challenge(client, sso, db, openid_p
     url = urllib.parse.urlsplit(location)
     query = dict(urllib.parse.parse_qsl(url.query))
     assert f"{url.scheme}://{url.netloc}{url.path}" == f"{openid_provider.url}/oauth2/authorize"
-    assert query["response_type"] == "code" and query["scope"] == "openid email profile" and query["client_id"] == CLIENT_ID
+    assert (
+        query["response_type"] == "code"
+        and query["scope"] == "openid email profile"
+        and query["client_id"] == CLIENT_ID
+    )
     assert query["redirect_uri"] == "http://testserver/api/auth/sso/callback"
     assert query["code_challenge_method"] == "S256" and len(query["state"]) >= 43 and len(query["nonce"]) >= 43
     pending = db.get(SsoState, hashlib.sha256(query["state"].encode()).hexdigest())
@@ -191,8 +237,14 @@ def test_start_sends_state_nonce_and_an_s256_challenge(client, sso, db, openid_p
     # By the organization's slug too; an unknown domain or slug is 404.
     organization = client.get("/api/auth/session", headers=sso.admin.headers).json()["data"]["organization"]
     assert start(client, organization=organization["slug"]).startswith(openid_provider.url)
-    assert_envelope(client.get("/api/auth/sso/start?email=someone@unclaimed.test", follow_redirects=False), 404, "sso_not_configured")
-    assert_envelope(client.get("/api/auth/sso/start?organization=no-such-org", follow_redirects=False), 404, "sso_not_configured")
+    assert_envelope(
+        client.get("/api/auth/sso/start?email=someone@unclaimed.test", follow_redirects=False),
+        404,
+        "sso_not_configured",
+    )
+    assert_envelope(
+        client.get("/api/auth/sso/start?organization=no-such-org", follow_redirects=False), 404, "sso_not_configured"
+    )
 
 
 def test_a_new_person_is_created_just_in_time_and_signed_in(client, sso, db, openid_provider):
@@ -205,7 +257,11 @@ def test_a_new_person_is_created_just_in_time_and_signed_in(client, sso, db, ope
     assert cookie.startswith("kindling.session_token=") and "HttpOnly" in cookie and "SameSite=Lax" in cookie
     token = cookie.split(";")[0].split("=", 1)[1]
     session = client.get("/api/auth/session", headers={"Authorization": f"Bearer {token}"}).json()["data"]
-    assert (session["user"]["email"], session["user"]["name"], session["user"]["role"]) == (email, "Sam Example", "member")
+    assert (session["user"]["email"], session["user"]["name"], session["user"]["role"]) == (
+        email,
+        "Sam Example",
+        "member",
+    )
     assert session["user"]["organizationId"] == sso.admin.organization_id
     user = db.get(User, session["user"]["id"])
     assert (user.sso_issuer, user.sso_subject) == (openid_provider.url, sub)
@@ -243,7 +299,9 @@ def test_a_replayed_or_unknown_state_is_refused(client, sso, openid_provider):
     callback = openid_provider.sign_in(start(client, email=sso.email()), sub)
     assert finish(client, callback).status_code == 303
     assert_envelope(finish(client, callback), 400, "sso_state_invalid")
-    assert_envelope(client.get("/api/auth/sso/callback?state=made-up&code=x", follow_redirects=False), 400, "sso_state_invalid")
+    assert_envelope(
+        client.get("/api/auth/sso/callback?state=made-up&code=x", follow_redirects=False), 400, "sso_state_invalid"
+    )
 
 
 def test_a_state_is_spent_even_when_the_sign_in_fails(client, sso, openid_provider):
@@ -256,7 +314,11 @@ def test_a_state_is_spent_even_when_the_sign_in_fails(client, sso, openid_provid
 def test_an_expired_state_is_refused(client, sso, db, openid_provider):
     sub = openid_provider.person(email=sso.email())
     callback = openid_provider.sign_in(start(client, email=sso.email()), sub)
-    db.execute(update(SsoState).where(SsoState.organization_id == sso.admin.organization_id).values(expires_at=utcnow() - dt.timedelta(seconds=1)))
+    db.execute(
+        update(SsoState)
+        .where(SsoState.organization_id == sso.admin.organization_id)
+        .values(expires_at=utcnow() - dt.timedelta(seconds=1))
+    )
     db.flush()
     assert_envelope(finish(client, callback), 400, "sso_state_invalid")
 
@@ -297,7 +359,10 @@ def test_a_deactivated_person_is_refused(client, make, sso, openid_provider):
     assert_envelope(sign_in(client, openid_provider, sub, email=member.user.email), 403, "account_deactivated")
 
 
-@pytest.mark.parametrize("return_to", ["https://evil.test/", "//evil.test/x", "/\\evil.test", "http:/evil.test", "javascript:alert(1)", "kindness"])
+@pytest.mark.parametrize(
+    "return_to",
+    ["https://evil.test/", "//evil.test/x", "/\\evil.test", "http:/evil.test", "javascript:alert(1)", "kindness"],
+)
 def test_a_return_to_that_is_not_a_path_here_is_refused_before_anything_starts(client, sso, db, return_to):
     query = urllib.parse.urlencode({"email": sso.email(), "returnTo": return_to})
     response = client.get(f"/api/auth/sso/start?{query}", follow_redirects=False)
@@ -310,7 +375,11 @@ def test_a_return_to_that_is_not_a_path_here_is_refused_before_anything_starts(c
 def test_a_provider_that_hangs_answers_503_within_six_seconds(client, sso, db, openid_provider, silent_server):
     sub = openid_provider.person(email=sso.email())
     callback = openid_provider.sign_in(start(client, email=sso.email()), sub)
-    db.execute(update(SsoConnection).where(SsoConnection.organization_id == sso.admin.organization_id).values(token_endpoint=silent_server.url + "/token"))
+    db.execute(
+        update(SsoConnection)
+        .where(SsoConnection.organization_id == sso.admin.organization_id)
+        .values(token_endpoint=silent_server.url + "/token")
+    )
     db.flush()
     started = time.monotonic()
     assert_envelope(finish(client, callback), 503, "sso_provider_unavailable")
@@ -321,7 +390,11 @@ def test_a_provider_that_is_down_answers_503(client, sso, db, openid_provider, s
     sub = openid_provider.person(email=sso.email())
     callback = openid_provider.sign_in(start(client, email=sso.email()), sub)
     silent_server.stop()  # nothing listens there any more: connections are refused
-    db.execute(update(SsoConnection).where(SsoConnection.organization_id == sso.admin.organization_id).values(token_endpoint=silent_server.url + "/token"))
+    db.execute(
+        update(SsoConnection)
+        .where(SsoConnection.organization_id == sso.admin.organization_id)
+        .values(token_endpoint=silent_server.url + "/token")
+    )
     db.flush()
     assert_envelope(finish(client, callback), 503, "sso_provider_unavailable")
 
@@ -337,7 +410,11 @@ def test_a_rotated_signing_key_is_fetched_when_a_token_names_it(client, sso, ope
 def test_the_provider_sending_no_code_is_refused(client, sso):
     location = start(client, email=sso.email())
     state = dict(urllib.parse.parse_qsl(urllib.parse.urlsplit(location).query))["state"]
-    body = assert_envelope(client.get(f"/api/auth/sso/callback?state={state}&error=access_denied", follow_redirects=False), 401, "sso_token_invalid")
+    body = assert_envelope(
+        client.get(f"/api/auth/sso/callback?state={state}&error=access_denied", follow_redirects=False),
+        401,
+        "sso_token_invalid",
+    )
     assert "access_denied" in body["error"]
 
 
@@ -354,7 +431,11 @@ def test_enforced_sso_closes_password_sign_in_to_members_but_not_admins(client, 
         refused = client.post("/api/auth/sign-in", json={"email": person.user.email, "password": PASSWORD})
         assert_envelope(refused, 403, "sso_required")
     # A wrong password is still the same 401 as ever: nothing is told without the password.
-    assert_envelope(client.post("/api/auth/sign-in", json={"email": member.user.email, "password": "wrong password!"}), 401, "invalid_credentials")
+    assert_envelope(
+        client.post("/api/auth/sign-in", json={"email": member.user.email, "password": "wrong password!"}),
+        401,
+        "invalid_credentials",
+    )
     assert client.post("/api/auth/sign-in", json={"email": admin.user.email, "password": PASSWORD}).status_code == 200
     client.cookies.clear()
     # Sessions and tokens already held keep working: scripts go on.
@@ -370,5 +451,7 @@ def test_enforced_sso_closes_the_join_code_to_claimed_domains(client, make, open
     assert configure(client, admin, openid_provider, domains=[name], enforced=True).status_code == 200
     join_code = client.get("/api/auth/session", headers=admin.headers).json()["data"]["organization"]["joinCode"]
     body = {"password": PASSWORD, "name": "New", "joinCode": join_code}
-    assert_envelope(client.post("/api/auth/sign-up", json={**body, "email": f"new@{name.upper()}"}), 403, "sso_required")
+    assert_envelope(
+        client.post("/api/auth/sign-up", json={**body, "email": f"new@{name.upper()}"}), 403, "sso_required"
+    )
     assert client.post("/api/auth/sign-up", json={**body, "email": "guest@elsewhere.test"}).status_code == 201

@@ -29,15 +29,25 @@ def test_no_secret_code_state_or_token_in_any_log_line_or_error(fresh_database_u
     admin = sign_up(server.url)
     secrets = {CLIENT_SECRET, admin.token}
     answers: list[requests.Response] = []
-    body = {"issuer": openid_provider.url, "clientId": CLIENT_ID, "clientSecret": CLIENT_SECRET, "emailDomains": [domain], "jitProvisioning": True}
+    body = {
+        "issuer": openid_provider.url,
+        "clientId": CLIENT_ID,
+        "clientSecret": CLIENT_SECRET,
+        "emailDomains": [domain],
+        "jitProvisioning": True,
+    }
     answers.append(call(server, "PUT", "/api/organization/sso", admin.token, json=body))
     answers.append(call(server, "GET", "/api/organization/sso", admin.token))
-    token = call(server, "POST", "/api/auth/tokens", admin.token, json={"name": "ci", "expiresInDays": 1}).json()["data"]["token"]
+    token = call(server, "POST", "/api/auth/tokens", admin.token, json={"name": "ci", "expiresInDays": 1}).json()[
+        "data"
+    ]["token"]
     secrets.add(token)
     answers.append(call(server, "GET", "/api/auth/session", token))
 
     def begin(email: str) -> str:
-        response = requests.get(f"{server.url}/api/auth/sso/start", params={"email": email}, allow_redirects=False, timeout=10)
+        response = requests.get(
+            f"{server.url}/api/auth/sso/start", params={"email": email}, allow_redirects=False, timeout=10
+        )
         assert response.status_code == 302, response.text
         query = _query(response.headers["Location"])
         secrets.update({query["state"], query["nonce"]})
@@ -60,14 +70,27 @@ def test_no_secret_code_state_or_token_in_any_log_line_or_error(fresh_database_u
     wrong_nonce = openid_provider.person(email=f"bad@{domain}", nonce="n" * 43)
     finish(openid_provider.sign_in(begin(f"bad@{domain}"), wrong_nonce), 401)
     forged = _query(begin(f"ok@{domain}"))["state"]
-    finish("/api/auth/sso/callback?" + urllib.parse.urlencode({"state": forged, "code": "forged-code-" + uuid.uuid4().hex}), 401)
+    finish(
+        "/api/auth/sso/callback?"
+        + urllib.parse.urlencode({"state": forged, "code": "forged-code-" + uuid.uuid4().hex}),
+        401,
+    )
     # A password sign-in that is refused, with the secret as the password.
-    answers.append(requests.post(f"{server.url}/api/auth/sign-in", json={"email": admin.email, "password": CLIENT_SECRET}, timeout=10))
+    answers.append(
+        requests.post(
+            f"{server.url}/api/auth/sign-in", json={"email": admin.email, "password": CLIENT_SECRET}, timeout=10
+        )
+    )
 
     log = server.log()
     assert '"GET /api/auth/sso/callback?… HTTP/1.1" 303' in log  # the access log is there, without the query
     leaked = sorted(secret for secret in secrets if secret in log)
     assert not leaked, leaked
     for answer in answers:
-        text = answer.text + str({name: value for name, value in answer.headers.items() if name.lower() != "set-cookie"})
-        assert not [secret for secret in secrets if secret in text and secret != admin.token], (answer.status_code, text)
+        text = answer.text + str(
+            {name: value for name, value in answer.headers.items() if name.lower() != "set-cookie"}
+        )
+        assert not [secret for secret in secrets if secret in text and secret != admin.token], (
+            answer.status_code,
+            text,
+        )

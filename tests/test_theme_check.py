@@ -40,8 +40,12 @@ def test_reports_and_repairs_contrast_and_gamut(client, make, theme):
     assert check_theme(repaired)["failingPairs"] == [] and check_theme(repaired)["outOfGamut"] == []
     lightness, chroma, hue = (float(part) for part in repaired["dark"]["chart-1"].split())
     assert lightness == 0.7 and chroma < 0.4 and hue == pytest.approx(150, abs=0.05)
-    untouched = [(mode, name) for mode in theme for name in TOKEN_NAMES if (mode, name) not in
-                 {("light", "foreground"), ("dark", "chart-1")}]
+    untouched = [
+        (mode, name)
+        for mode in theme
+        for name in TOKEN_NAMES
+        if (mode, name) not in {("light", "foreground"), ("dark", "chart-1")}
+    ]
     assert all(repaired[mode][name] == theme[mode][name] for mode, name in untouched)
 
 
@@ -81,7 +85,9 @@ def test_long_unknown_names_are_cut_and_counted(client, make, theme):
 def test_empty_modes_list_the_first_fifteen_names(client, make):
     response = client.post(CHECK, json={"theme": {"light": {}, "dark": {}}}, headers=make.consultant().headers)
     body = assert_envelope(response, 400, "validation_error")
-    assert [error["field"] for error in body["details"]["errors"]] == [f"theme.light.{name}" for name in TOKEN_NAMES[:15]]
+    assert [error["field"] for error in body["details"]["errors"]] == [
+        f"theme.light.{name}" for name in TOKEN_NAMES[:15]
+    ]
 
 
 @pytest.mark.parametrize(

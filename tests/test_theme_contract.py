@@ -41,13 +41,13 @@ def test_theme_operations_honour_the_contract_for_a_client(fresh_database_url, l
     saved_at = call(server, "GET", f"/api/theme/{organization_id}", admin).json()["data"]["updatedAt"]
 
     # The project's configuration, with this organization and a valid theme in every request.
-    fixed = {"path.organizationId": organization_id, "body.organizationId": organization_id,
-             "body.theme": theme}
+    fixed = {"path.organizationId": organization_id, "body.organizationId": organization_id, "body.theme": theme}
     config = tmp_path / "schemathesis.toml"
     fixed_lines = "".join(f"{json.dumps(key)} = {toml_value(value)}\n" for key, value in fixed.items())
-    config.write_text((ROOT / "schemathesis.toml").read_text().replace("[parameters]\n", "[parameters]\n" + fixed_lines, 1))
-    selection = [argument for name in OPERATIONS
-                 for argument in ("--include-operation-id", name)]
+    config.write_text(
+        (ROOT / "schemathesis.toml").read_text().replace("[parameters]\n", "[parameters]\n" + fixed_lines, 1)
+    )
+    selection = [argument for name in OPERATIONS for argument in ("--include-operation-id", name)]
     accounts = accounts_file(tmp_path, consultant, stranger)
     run = schemathesis(server, accounts, SINGLE_OPERATION_PHASES, *selection, config=config)
     assert run.returncode == 0, failures(run)

@@ -49,13 +49,18 @@ def test_derive_answers_the_engines_theme_over_http(client, make, primary, secon
     consultant = make.consultant()
     response = client.post(DERIVE, json=body(primary, secondary, accent), headers=consultant.headers)
     assert response.status_code == 200, response.text
-    assert response.json() == {"success": True, "theme": themes.derive(primary=primary, secondary=secondary, accent=accent)}
+    assert response.json() == {
+        "success": True,
+        "theme": themes.derive(primary=primary, secondary=secondary, accent=accent),
+    }
 
 
 def test_works_without_an_ai_provider(client, make, runtime):
     assert not runtime.settings.ai_provider_api_key
     headers = make.consultant().headers
-    assert_envelope(client.post(GENERATE, json={"primaryColor": "#3366ff"}, headers=headers), 503, "service_unavailable")
+    assert_envelope(
+        client.post(GENERATE, json={"primaryColor": "#3366ff"}, headers=headers), 503, "service_unavailable"
+    )
 
     response = client.post(DERIVE, json={"primaryColor": "#3366ff", "accentColor": "#F59E0B"}, headers=headers)
     assert response.status_code == 200, response.text

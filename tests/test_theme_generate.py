@@ -26,13 +26,20 @@ def short_timeout(monkeypatch):
 
 def test_asks_the_provider_and_derives_the_theme(keyed, make, provider):
     provider.answer_intent({"mood": "calm", "chromaScale": 0.7})
-    body = {"primaryColor": "#0AF", "secondaryColor": "#123456", "accentColor": "#ABCDEF", "context": "Hospice care charity"}
+    body = {
+        "primaryColor": "#0AF",
+        "secondaryColor": "#123456",
+        "accentColor": "#ABCDEF",
+        "context": "Hospice care charity",
+    }
     response = keyed.post(GENERATE, json=body, headers=make.consultant().headers)
     assert response.status_code == 200, response.text
     assert response.json()["success"] is True
     theme = response.json()["theme"]
     assert_sound(theme)
-    expected = generate_theme("#00aaff", secondary="#123456", accent="#abcdef", intent={"mood": "calm", "chromaScale": 0.7})
+    expected = generate_theme(
+        "#00aaff", secondary="#123456", accent="#abcdef", intent={"mood": "calm", "chromaScale": 0.7}
+    )
     assert theme == expected
 
     [request] = provider.received
@@ -71,7 +78,9 @@ def test_intent_shapes_the_theme(keyed, make, provider):
 
 
 def test_out_of_range_intent_is_clamped(keyed, make, provider):
-    provider.answer_intent({"mood": "furious", "chromaScale": 1e308, "neutralHue": "blue", "neutralTint": -5, "extra": [1]})
+    provider.answer_intent(
+        {"mood": "furious", "chromaScale": 1e308, "neutralHue": "blue", "neutralTint": -5, "extra": [1]}
+    )
     response = keyed.post(GENERATE, json={"primaryColor": "#e11d48"}, headers=make.consultant().headers)
     assert response.status_code == 200
     assert_sound(response.json()["theme"])
@@ -91,12 +100,24 @@ def test_out_of_range_intent_is_clamped(keyed, make, provider):
         b"[" * 100_000,
         b" " * (palette_intent.MAX_ANSWER_BYTES + 1),
     ],
-    ids=["text", "not-utf8", "no-choices", "empty-choices", "null-content", "prose-content",
-         "array-content", "string-content", "deeply-nested", "oversized"],
+    ids=[
+        "text",
+        "not-utf8",
+        "no-choices",
+        "empty-choices",
+        "null-content",
+        "prose-content",
+        "array-content",
+        "string-content",
+        "deeply-nested",
+        "oversized",
+    ],
 )
 def test_unusable_answer_falls_back_to_the_engine(keyed, make, provider, caplog, answer):
     provider.answer(200, answer)
-    response = keyed.post(GENERATE, json={"primaryColor": "#3366ff", "accentColor": "#f59e0b"}, headers=make.consultant().headers)
+    response = keyed.post(
+        GENERATE, json={"primaryColor": "#3366ff", "accentColor": "#f59e0b"}, headers=make.consultant().headers
+    )
     assert response.status_code == 200, response.text
     assert response.json()["theme"] == generate_theme("#3366ff", accent="#f59e0b")
     warnings = [r for r in caplog.records if r.name == "kindling.branding.service" and r.levelname == "WARNING"]
@@ -106,8 +127,16 @@ def test_unusable_answer_falls_back_to_the_engine(keyed, make, provider, caplog,
 
 @pytest.mark.parametrize(
     ("status", "headers"),
-    [(500, {}), (502, {}), (503, {}), (401, {}), (403, {}), (429, {"Retry-After": "20"}), (404, {}),
-     (307, {"Location": "/v1/elsewhere"})],
+    [
+        (500, {}),
+        (502, {}),
+        (503, {}),
+        (401, {}),
+        (403, {}),
+        (429, {"Retry-After": "20"}),
+        (404, {}),
+        (307, {"Location": "/v1/elsewhere"}),
+    ],
 )
 def test_provider_refusing_is_503(keyed, make, provider, caplog, status, headers):
     provider.answer(status, {"error": {"message": "secret-provider-detail"}}, headers=headers)
@@ -191,7 +220,9 @@ def test_consultants_only(keyed, make, provider):
     admin = make.admin()
     assert_envelope(keyed.post(GENERATE, json={"primaryColor": "#3366ff"}), 401, "unauthenticated")
     assert_envelope(keyed.post(GENERATE, json={"primaryColor": "#3366ff"}, headers=admin.headers), 403, "forbidden")
-    assert_envelope(keyed.post(GENERATE, json={"primaryColor": "#3366ff"}, headers=make.member(admin).headers), 403, "forbidden")
+    assert_envelope(
+        keyed.post(GENERATE, json={"primaryColor": "#3366ff"}, headers=make.member(admin).headers), 403, "forbidden"
+    )
     assert provider.received == []
 
 
@@ -226,9 +257,7 @@ def test_contract_with_a_provider(fresh_database_url, live_server, provider, tmp
     consultant = api.sign_up(email="consultant@fuzz.test", accountType="consultant")
     stranger = api.sign_up(email="stranger@fuzz.test", organizationName="Stranger Org")
     accounts = accounts_file(tmp_path, consultant, stranger)
-    result = schemathesis(
-        server, accounts, SINGLE_OPERATION_PHASES, "--include-operation-id", "generate_theme"
-    )
+    result = schemathesis(server, accounts, SINGLE_OPERATION_PHASES, "--include-operation-id", "generate_theme")
     assert result.returncode == 0, result.stdout[-6000:]
     assert provider.received
 

@@ -21,7 +21,7 @@ BUTTON_LEFT = {"light": 24, "dark": 624}
 
 
 def rgb(hex_colour: str) -> tuple[int, int, int]:
-    return tuple(int(hex_colour[i:i + 2], 16) for i in (1, 3, 5))
+    return tuple(int(hex_colour[i : i + 2], 16) for i in (1, 3, 5))
 
 
 def assert_close(pixel: tuple[int, ...], expected: tuple[int, int, int], where: str) -> None:
@@ -32,10 +32,22 @@ def screenshot(chromium: str, page: str, tmp_path) -> Image.Image:
     html_file, png = tmp_path / "preview.html", tmp_path / "preview.png"
     html_file.write_text(page, encoding="utf-8")
     command = [
-        chromium, "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--disable-quic",
-        "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync",
-        "--hide-scrollbars", "--force-device-scale-factor=1", "--force-color-profile=srgb",
-        f"--user-data-dir={tmp_path / 'chromium'}", f"--screenshot={png}", "--window-size=1200,1600",
+        chromium,
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-dev-shm-usage",
+        "--disable-quic",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--hide-scrollbars",
+        "--force-device-scale-factor=1",
+        "--force-color-profile=srgb",
+        f"--user-data-dir={tmp_path / 'chromium'}",
+        f"--screenshot={png}",
+        "--window-size=1200,1600",
         html_file.as_uri(),
     ]
     run = subprocess.run(command, capture_output=True, text=True, timeout=120)

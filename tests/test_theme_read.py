@@ -29,7 +29,9 @@ def tenants(make, db):
     make.saved_theme(consultant, admin, theme)
     ended = make.consultant()
     make.client(ended, admin)
-    clients.end_relationship(db, consultant_id=ended.user.id, organization_id=admin.organization_id, ended_by="consultant")
+    clients.end_relationship(
+        db, consultant_id=ended.user.id, organization_id=admin.organization_id, ended_by="consultant"
+    )
     invited = make.consultant()
     make.invitation(invited, admin)
     other_admin = make.admin()
@@ -61,8 +63,9 @@ def test_members_and_active_consultants_may_read(client, tenants, reader):
 
 @pytest.mark.parametrize("reader", READERS)
 def test_anyone_else_gets_the_404_of_a_missing_organization(client, tenants, reader):
-    missing = assert_envelope(client.get(path(str(uuid.uuid4()), reader),
-                                         headers=tenants["readers"]["consultant"].headers), 404, "not_found")
+    missing = assert_envelope(
+        client.get(path(str(uuid.uuid4()), reader), headers=tenants["readers"]["consultant"].headers), 404, "not_found"
+    )
     for who, account in tenants["strangers"].items():
         response = client.get(path(tenants["organization_id"], reader), headers=account.headers)
         assert assert_envelope(response, 404, "not_found") == missing, who
@@ -78,13 +81,17 @@ def test_no_saved_theme_is_404(client, make, db, reader):
     admin, consultant = make.admin(), make.consultant()
     make.client(consultant, admin)
     for account in (admin, make.member(admin), consultant):
-        body = assert_envelope(client.get(path(admin.organization_id, reader), headers=account.headers), 404, "not_found")
+        body = assert_envelope(
+            client.get(path(admin.organization_id, reader), headers=account.headers), 404, "not_found"
+        )
         assert body["error"] == "This organization has no saved theme yet"
 
 
 @pytest.mark.parametrize("reader", READERS)
 def test_a_malformed_id_is_400(client, make, reader):
-    assert_envelope(client.get(path("not%20an%20id", reader), headers=make.consultant().headers), 400, "validation_error")
+    assert_envelope(
+        client.get(path("not%20an%20id", reader), headers=make.consultant().headers), 400, "validation_error"
+    )
 
 
 def test_theme_body(client, tenants):
@@ -122,8 +129,12 @@ def test_css_for_a_known_theme(client, make, db):
         "  --background: oklch(0.1 0.00 0);",
         "  --foreground: oklch(0.11 0.01 10);",
     ]
-    assert lines[1:32] == [f"  --{name}: oklch({0.5 + i / 100:g} 0.{i:02d} {i * 10});" for i, name in enumerate(TOKEN_NAMES)]
-    assert lines[34:65] == [f"  --{name}: oklch({0.1 + i / 100:g} 0.{i:02d} {i * 10});" for i, name in enumerate(TOKEN_NAMES)]
+    assert lines[1:32] == [
+        f"  --{name}: oklch({0.5 + i / 100:g} 0.{i:02d} {i * 10});" for i, name in enumerate(TOKEN_NAMES)
+    ]
+    assert lines[34:65] == [
+        f"  --{name}: oklch({0.1 + i / 100:g} 0.{i:02d} {i * 10});" for i, name in enumerate(TOKEN_NAMES)
+    ]
     assert lines[65:] == ["}", ""]
 
 
@@ -133,16 +144,23 @@ def test_preview_shows_every_token_of_both_modes(client, tenants):
     assert response.headers["content-type"] == "text/html; charset=utf-8"
     assert response.headers["content-security-policy"] == CONTENT_SECURITY_POLICY
     page = response.text
-    sections = {mode: page[page.index(f'id="{mode}"'):] for mode in ("light", "dark")}
-    sections["light"] = sections["light"][:sections["light"].index('id="dark"')]
+    sections = {mode: page[page.index(f'id="{mode}"') :] for mode in ("light", "dark")}
+    sections["light"] = sections["light"][: sections["light"].index('id="dark"')]
     for mode, section in sections.items():
         for name in TOKEN_NAMES:
             value = tenants["theme"][mode][name]
             assert f'<code class="name">--{name}</code><code class="value">{value} · {to_hex(value)}</code>' in section
             assert f"--{name}: oklch({value});" in page
         assert f'id="{mode}-primary-button"' in section
-    for sample in ("button primary", "button secondary", "button destructive", "button outline",
-                   'class="card"', 'class="sidebar"', *(f"bar chart-{n}" for n in range(1, 6))):
+    for sample in (
+        "button primary",
+        "button secondary",
+        "button destructive",
+        "button outline",
+        'class="card"',
+        'class="sidebar"',
+        *(f"bar chart-{n}" for n in range(1, 6)),
+    ):
         assert sample in page
     # Nothing is loaded from anywhere: no scripts, links or URLs.
     assert not re.search(r"<script|<link|<img|src=|href=|url\(|@import", page, re.IGNORECASE)

@@ -53,16 +53,26 @@ def test_save_then_save_again_keeps_one_theme(client, make, db, theme, other_the
     (second,) = stored(db, admin.organization_id)
     assert second.as_theme() == other_theme
     assert second.updated_by == colleague.user.id and second.updated_at > first_saved_at
-    assert db.scalar(select(func.count()).select_from(OrganizationTheme)
-                     .where(OrganizationTheme.organization_id == admin.organization_id)) == 1
+    assert (
+        db.scalar(
+            select(func.count())
+            .select_from(OrganizationTheme)
+            .where(OrganizationTheme.organization_id == admin.organization_id)
+        )
+        == 1
+    )
 
 
 def test_tokens_are_stored_in_the_documented_order(client, make, db, theme):
     consultant, admin = make.consultant(), make.admin()
     make.client(consultant, admin)
     shuffled = {mode: dict(reversed(list(tokens.items()))) for mode, tokens in theme.items()}
-    assert client.post(SAVE, json={"organizationId": admin.organization_id, "theme": shuffled},
-                       headers=consultant.headers).status_code == 200
+    assert (
+        client.post(
+            SAVE, json={"organizationId": admin.organization_id, "theme": shuffled}, headers=consultant.headers
+        ).status_code
+        == 200
+    )
     (saved,) = stored(db, admin.organization_id)
     assert list(saved.light) == list(TOKEN_NAMES) and list(saved.dark) == list(TOKEN_NAMES)
 
@@ -75,7 +85,13 @@ def broken(theme: dict) -> tuple[dict, dict]:
     bad["dark"]["primary"] = "oklch(0.5 0.1 100)"
     bad["dark"]["chart-1"] = "1.2 0 0"
     bad["dark"]["muted"] = "0.5 0.1 100\n"
-    return bad, ["theme.light.ring", "theme.light.brand", "theme.dark.primary", "theme.dark.muted", "theme.dark.chart-1"]
+    return bad, [
+        "theme.light.ring",
+        "theme.light.brand",
+        "theme.dark.primary",
+        "theme.dark.muted",
+        "theme.dark.chart-1",
+    ]
 
 
 def test_invalid_theme_is_400_naming_the_offenders_and_changes_nothing(client, make, db, theme, other_theme):
@@ -84,8 +100,9 @@ def test_invalid_theme_is_400_naming_the_offenders_and_changes_nothing(client, m
     make.saved_theme(consultant, admin, theme)
     before = stored(db, admin.organization_id)[0].updated_at
     bad, fields = broken(other_theme)
-    response = client.post(SAVE, json={"organizationId": admin.organization_id, "theme": bad},
-                           headers=consultant.headers)
+    response = client.post(
+        SAVE, json={"organizationId": admin.organization_id, "theme": bad}, headers=consultant.headers
+    )
     body = assert_envelope(response, 400, "validation_error")
     assert [error["field"] for error in body["details"]["errors"]] == fields
     (unchanged,) = stored(db, admin.organization_id)
@@ -95,11 +112,16 @@ def test_invalid_theme_is_400_naming_the_offenders_and_changes_nothing(client, m
 def test_invalid_first_theme_stores_nothing(client, make, db):
     consultant, admin = make.consultant(), make.admin()
     make.client(consultant, admin)
-    response = client.post(SAVE, json={"organizationId": admin.organization_id, "theme": {"light": {}, "dark": {}}},
-                           headers=consultant.headers)
+    response = client.post(
+        SAVE,
+        json={"organizationId": admin.organization_id, "theme": {"light": {}, "dark": {}}},
+        headers=consultant.headers,
+    )
     body = assert_envelope(response, 400, "validation_error")
     assert body["details"]["errors"][0] == {
-        "location": "body", "field": "theme.light.background", "message": "is required: a theme has the same 31 colour names in light and dark"
+        "location": "body",
+        "field": "theme.light.background",
+        "message": "is required: a theme has the same 31 colour names in light and dark",
     }
     assert stored(db, admin.organization_id) == []
 
@@ -122,7 +144,9 @@ def test_malformed_body_is_400(client, make, body):
 def test_a_consultant_without_an_active_relationship_is_refused(client, make, db, theme):
     stranger, ended, invited, admin = make.consultant(), make.consultant(), make.consultant(), make.admin()
     make.client(ended, admin)
-    clients.end_relationship(db, consultant_id=ended.user.id, organization_id=admin.organization_id, ended_by="consultant")
+    clients.end_relationship(
+        db, consultant_id=ended.user.id, organization_id=admin.organization_id, ended_by="consultant"
+    )
     make.invitation(invited, admin)
     body = {"organizationId": admin.organization_id, "theme": theme}
     for consultant in (stranger, ended, invited):
@@ -133,8 +157,9 @@ def test_a_consultant_without_an_active_relationship_is_refused(client, make, db
 def test_an_unknown_organization_is_refused_like_another_consultants_client(client, make, db, theme):
     consultant = make.consultant()
     unknown = client.post(SAVE, json={"organizationId": str(uuid.uuid4()), "theme": theme}, headers=consultant.headers)
-    not_mine = client.post(SAVE, json={"organizationId": make.admin().organization_id, "theme": theme},
-                           headers=consultant.headers)
+    not_mine = client.post(
+        SAVE, json={"organizationId": make.admin().organization_id, "theme": theme}, headers=consultant.headers
+    )
     assert assert_envelope(unknown, 403, "forbidden") == assert_envelope(not_mine, 403, "forbidden")
 
 

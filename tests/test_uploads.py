@@ -24,7 +24,9 @@ def test_validation_closes_every_file_it_parsed(client, make):
     consultant = make.consultant()
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        response = client.post("/api/bulk/invite", files={"file": ("clients.csv", CSV, "text/csv")}, headers=consultant.headers)
+        response = client.post(
+            "/api/bulk/invite", files={"file": ("clients.csv", CSV, "text/csv")}, headers=consultant.headers
+        )
         gc.collect()
     assert response.status_code == 200, response.text
     assert [str(warning.message) for warning in caught if issubclass(warning.category, ResourceWarning)] == []

@@ -14,7 +14,17 @@ from kindling.volunteering.models import CheckIn
 from tests.factories.principals import principal
 from tests.factories.volunteering import CENTRE, north_of
 
-CHECK_IN_FIELDS = {"id", "opportunityId", "userId", "checkedInAt", "checkedOutAt", "distanceMeters", "verified", "evidence", "hours"}
+CHECK_IN_FIELDS = {
+    "id",
+    "opportunityId",
+    "userId",
+    "checkedInAt",
+    "checkedOutAt",
+    "distanceMeters",
+    "verified",
+    "evidence",
+    "hours",
+}
 
 
 def iso(moment: dt.datetime) -> str:
@@ -98,7 +108,11 @@ def test_opportunity_rules(client, make):
 def test_fourteen_days_exactly_is_allowed(client, make):
     admin = make.admin()
     start = utcnow() + dt.timedelta(days=1)
-    body = opportunity_body(startsAt=iso(start), endsAt=iso(start + dt.timedelta(days=14)), location={"latitude": 0, "longitude": 0, "radiusMeters": 5000})
+    body = opportunity_body(
+        startsAt=iso(start),
+        endsAt=iso(start + dt.timedelta(days=14)),
+        location={"latitude": 0, "longitude": 0, "radiusMeters": 5000},
+    )
     response = client.post("/api/volunteer", json=body, headers=admin.headers)
     assert response.status_code == 201
     assert response.json()["data"]["hours"] == 336
@@ -159,7 +173,9 @@ def test_unverified_check_in_far_away_is_kept(client, make, db):
     admin = make.admin()
     opportunity = make.opportunity(admin)
     response = client.post(
-        f"/api/volunteer/{opportunity.id}/check-in", json={"latitude": 48.8566, "longitude": 2.3522}, headers=admin.headers
+        f"/api/volunteer/{opportunity.id}/check-in",
+        json={"latitude": 48.8566, "longitude": 2.3522},
+        headers=admin.headers,
     )
     assert response.status_code == 201
     assert response.json()["verified"] is False

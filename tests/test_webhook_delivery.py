@@ -170,7 +170,12 @@ def test_an_unreachable_endpoint_is_a_failed_attempt(db, make, runtime):
     outbox.emit(db, consultant_id=consultant.user.id, type="client.invited", data={})
     webhook_delivery.deliver_due(runtime.session_factory, LOOPBACK)
     [row] = deliveries(db, endpoint)
-    assert (row.status, row.attempts, row.last_response_code, row.last_error) == ("pending", 1, None, "Could not connect")
+    assert (row.status, row.attempts, row.last_response_code, row.last_error) == (
+        "pending",
+        1,
+        None,
+        "Could not connect",
+    )
 
 
 @pytest.mark.parametrize("host", ["127.0.0.1", "localhost"])
@@ -228,7 +233,12 @@ def test_emit_writes_one_delivery_per_subscribed_enabled_endpoint(db, make, rece
     rows = db.scalars(select(WebhookDelivery).where(WebhookDelivery.event_id == event.id)).all()
     assert {row.endpoint_id for row in rows} == {both.id, themes.id}
     assert all(row.status == "pending" and row.attempts == 0 for row in rows)
-    assert json.loads(event.body) == {"id": event.id, "type": "theme.updated", "createdAt": event.created_at.isoformat(), "data": {"organizationId": "o"}}
+    assert json.loads(event.body) == {
+        "id": event.id,
+        "type": "theme.updated",
+        "createdAt": event.created_at.isoformat(),
+        "data": {"organizationId": "o"},
+    }
     with pytest.raises(ValueError, match="unknown webhook event type"):
         outbox.emit(db, consultant_id=consultant.user.id, type="client.deleted", data={})
 
@@ -266,9 +276,13 @@ def test_milestones_happen_once_per_organization_and_threshold(db, make, runtime
     try:
         assert record(kindness_acts_total=99) == []
         assert record(kindness_acts_total=512, volunteer_hours_total=100.5) == [
-            ("kindness_acts", 100), ("kindness_acts", 500), ("volunteer_hours", 100)
+            ("kindness_acts", 100),
+            ("kindness_acts", 500),
+            ("volunteer_hours", 100),
         ]
-        clients.end_relationship(db, consultant_id=second.user.id, organization_id=organization_id, ended_by="consultant")
+        clients.end_relationship(
+            db, consultant_id=second.user.id, organization_id=organization_id, ended_by="consultant"
+        )
         relationship_queries.clear()
         assert record(kindness_acts_total=700, volunteer_hours_total=120) == []
         assert relationship_queries == []  # consultants are looked up only when a milestone is new

@@ -16,8 +16,16 @@ from kindling.webhooks.delivery import deliver_due
 
 PUBLIC_URL = "https://93.184.215.14/kindling-hooks"
 ENDPOINT_FIELDS = {
-    "id", "url", "description", "events", "enabled", "disabledAt", "failingSince",
-    "previousSecretExpiresAt", "createdAt", "updatedAt",
+    "id",
+    "url",
+    "description",
+    "events",
+    "enabled",
+    "disabledAt",
+    "failingSince",
+    "previousSecretExpiresAt",
+    "createdAt",
+    "updatedAt",
 }
 
 
@@ -59,7 +67,9 @@ def test_update_and_delete(client, make):
     endpoint_id = create(client, consultant, description="old").json()["data"]["id"]
     path = f"/api/webhooks/endpoints/{endpoint_id}"
     response = client.patch(
-        path, json={"events": ["portfolio.milestone"], "description": None, "url": PUBLIC_URL + "/v2"}, headers=consultant.headers
+        path,
+        json={"events": ["portfolio.milestone"], "description": None, "url": PUBLIC_URL + "/v2"},
+        headers=consultant.headers,
     )
     assert response.status_code == 200
     data = response.json()["data"]
@@ -128,7 +138,9 @@ def test_urls_that_reach_inward_are_refused(client, make, url, code):
     assert client.get("/api/webhooks/endpoints", headers=consultant.headers).json()["data"] == []
 
 
-@pytest.mark.parametrize("url", ["ftp://93.184.215.14/hook", "file:///etc/passwd", "gopher://93.184.215.14/", "93.184.215.14/hook"])
+@pytest.mark.parametrize(
+    "url", ["ftp://93.184.215.14/hook", "file:///etc/passwd", "gopher://93.184.215.14/", "93.184.215.14/hook"]
+)
 def test_only_http_schemes(client, make, url):
     response = create(client, make.consultant(), url=url)
     assert response.status_code == 400
@@ -212,7 +224,9 @@ def test_rotation_signs_with_both_secrets_for_a_day(client, db, make, runtime, r
     assert new_secret != old_secret and new_secret.startswith("whsec_")
     grace_ends = dt.datetime.fromisoformat(data["previousSecretExpiresAt"])
     assert dt.timedelta(hours=23) < grace_ends - dt.datetime.now(dt.UTC) <= dt.timedelta(hours=24)
-    assert "secret" not in client.get(f"/api/webhooks/endpoints/{endpoint.id}", headers=consultant.headers).json()["data"]
+    assert (
+        "secret" not in client.get(f"/api/webhooks/endpoints/{endpoint.id}", headers=consultant.headers).json()["data"]
+    )
 
     policy = DestinationPolicy(allow_private=True)
     outbox.emit(db, consultant_id=consultant.user.id, type="theme.updated", data={"n": 1})
@@ -259,7 +273,9 @@ def test_deliveries_page_and_filter(client, db, make, runtime, receiver):
     assert len(pending) == 3
     retried = [item for item in pending if item["attempts"] == 1]
     assert len(retried) == 1
-    assert retried[0]["lastResponseCode"] == 500 and retried[0]["lastError"] == "HTTP 500" and retried[0]["nextAttemptAt"]
+    assert (
+        retried[0]["lastResponseCode"] == 500 and retried[0]["lastError"] == "HTTP 500" and retried[0]["nextAttemptAt"]
+    )
 
     bad = client.get(path, params={"cursor": "not-a-cursor"}, headers=consultant.headers)
     assert bad.status_code == 400 and bad.json()["code"] == "invalid_cursor"
@@ -276,7 +292,9 @@ def test_disabling_fails_what_waits_and_enabling_resumes(client, db, make, runti
     policy = DestinationPolicy(allow_private=True)
     assert deliver_due(runtime.session_factory, policy) == 0
     deliveries = client.get(path + "/deliveries", headers=consultant.headers).json()["data"]
-    assert [(item["status"], item["lastError"]) for item in deliveries] == [("failed", "Endpoint disabled by its owner")]
+    assert [(item["status"], item["lastError"]) for item in deliveries] == [
+        ("failed", "Endpoint disabled by its owner")
+    ]
     assert outbox.emit(db, consultant_id=consultant.user.id, type="client.accepted", data={}) is None
 
     enabled = client.patch(path, json={"enabled": True}, headers=consultant.headers).json()["data"]
@@ -289,6 +307,13 @@ def test_disabling_fails_what_waits_and_enabling_resumes(client, db, make, runti
 def test_every_list_of_event_types_can_hold_every_event_type():
     schemas = load_spec()["components"]["schemas"]
     every = len(schemas["WebhookEventType"]["enum"])
-    lists = [schema for schema in schemas.values() if schema.get("type") == "object" for schema in schema.get("properties", {}).values()]
-    lists = [schemas["WebhookEventTypes"]] + [s for s in lists if s.get("items") == {"$ref": "#/components/schemas/WebhookEventType"}]
+    lists = [
+        schema
+        for schema in schemas.values()
+        if schema.get("type") == "object"
+        for schema in schema.get("properties", {}).values()
+    ]
+    lists = [schemas["WebhookEventTypes"]] + [
+        s for s in lists if s.get("items") == {"$ref": "#/components/schemas/WebhookEventType"}
+    ]
     assert len(lists) >= 2 and all(s["maxItems"] == every for s in lists)

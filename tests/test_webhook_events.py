@@ -30,10 +30,14 @@ def test_invitation_sent_once_and_each_bulk_row(client, db, make):
     consultant, first, second = make.consultant(), make.admin(), make.admin()
     make.endpoint(consultant, URL)
     for _ in range(2):  # sending again returns the open invitation: no second event
-        sent = client.post("/api/invitations/send", json={"organizationId": first.organization_id}, headers=consultant.headers)
+        sent = client.post(
+            "/api/invitations/send", json={"organizationId": first.organization_id}, headers=consultant.headers
+        )
         assert sent.status_code == 200
     csv = f"organizationId,message\n{second.organization_id},hello\n".encode()
-    bulk = client.post("/api/bulk/invite", files={"file": ("c.csv", io.BytesIO(csv), "text/csv")}, headers=consultant.headers)
+    bulk = client.post(
+        "/api/bulk/invite", files={"file": ("c.csv", io.BytesIO(csv), "text/csv")}, headers=consultant.headers
+    )
     assert bulk.json()["invited"] == 1
     invited = events(db, consultant, "client.invited")
     assert [(e["organizationId"], e["source"]) for e in invited] == [
@@ -76,7 +80,12 @@ def test_a_client_crossing_100_acts_is_a_milestone_once(db, make, runtime):
     caller = principal(admin)
     for n in range(101):
         kindness.create_act(
-            db, runtime.cache, caller=caller, description=f"act {n}", category="community", verification_level=3,
+            db,
+            runtime.cache,
+            caller=caller,
+            description=f"act {n}",
+            category="community",
+            verification_level=3,
             recipient_id=f"outsider-{n}",
         )
     (milestone,) = events(db, consultant, "portfolio.milestone")
@@ -106,7 +115,9 @@ def test_a_saved_theme_is_announced_to_every_consultant_of_the_organization(clie
     for consultant in (saver, other, outsider):
         make.endpoint(consultant, URL)
     theme = generate_theme("#3366cc")
-    response = client.post("/api/theme/save", json={"organizationId": admin.organization_id, "theme": theme}, headers=saver.headers)
+    response = client.post(
+        "/api/theme/save", json={"organizationId": admin.organization_id, "theme": theme}, headers=saver.headers
+    )
     assert response.status_code == 200
     for consultant in (saver, other):
         (event,) = events(db, consultant, "theme.updated")

@@ -121,7 +121,13 @@ def test_group_of_four_is_suppressed(client, make, db):
 def test_group_of_five_gets_aggregates_without_comments_or_identities(client, make, db):
     admin = make.admin()
     people = [make.member(admin) for _ in range(5)]
-    comments = ["Great week, wonderful team", "Awful, exhausted and sad", "The meeting is on Tuesday.", "Happy and proud", None]
+    comments = [
+        "Great week, wonderful team",
+        "Awful, exhausted and sad",
+        "The meeting is on Tuesday.",
+        "Happy and proud",
+        None,
+    ]
     for person, (mood, comment) in zip(people, enumerate(comments, start=1), strict=True):
         make.response(person, mood=mood, stress=3, energy=2, comment=comment, anonymous=mood == 2)
     # A second answer by one of them is not shown: one person answered since the publication.
@@ -135,7 +141,10 @@ def test_group_of_five_gets_aggregates_without_comments_or_identities(client, ma
     assert (data["respondents"], data["responses"]) == (week.respondents, week.responses)
     assert 5 <= data["respondents"] <= data["responses"] <= 3 * data["respondents"]
     assert data["averages"] == {
-        "mood": week.mood_average, "stress": week.stress_average, "energy": week.energy_average, "energySuppressed": False
+        "mood": week.mood_average,
+        "stress": week.stress_average,
+        "energy": week.energy_average,
+        "energySuppressed": False,
     }
     assert all(1 <= data["averages"][figure] <= 5 for figure in ("mood", "stress", "energy"))
     # Four people commented: the split rests on fewer than five and is not published.
@@ -177,7 +186,12 @@ def test_periods_are_calendar_weeks(client, make, db):
         monday_of(now - dt.timedelta(days=60))
     ]
     assert old == {
-        "weekStart": old["weekStart"], "suppressed": True, "respondents": None, "responses": None, "averages": None, "sentiment": None
+        "weekStart": old["weekStart"],
+        "suppressed": True,
+        "respondents": None,
+        "responses": None,
+        "averages": None,
+        "sentiment": None,
     }
 
 

@@ -61,7 +61,11 @@ def test_each_publication_is_in_the_evidence_log_as_published(client, make, db):
             EvidenceEvent.organization_id == admin.organization_id, EvidenceEvent.type == "wellbeing.published"
         )
     ).all()
-    assert (event.subject_kind, event.subject_id, event.actor_id) == ("wellbeing_week", week.week_start.isoformat(), None)
+    assert (event.subject_kind, event.subject_id, event.actor_id) == (
+        "wellbeing_week",
+        week.week_start.isoformat(),
+        None,
+    )
     assert event.data == wellbeing.published_data(week)
     assert event.data["privacy"] == {"epsilon": 1.0, "mechanism": "laplace"}
     served = organization_figures(client, admin)
@@ -97,7 +101,9 @@ def test_the_puppet_attack_no_longer_recovers_the_target(capsys):
         errors = sorted(abs(estimate - target) for estimate in noisy)
         # The attacker's best use of an estimate: rounded and clamped to the scale.
         guessed[target] = collections.Counter(min(max(round(estimate), 1), 5) for estimate in noisy)
-        report.append((target, recovered, guessed[target][target] / TRIALS, statistics.median(errors), errors[int(0.9 * TRIALS)]))
+        report.append(
+            (target, recovered, guessed[target][target] / TRIALS, statistics.median(errors), errors[int(0.9 * TRIALS)])
+        )
         assert recovered < 0.3, (target, recovered)
         assert statistics.median(errors) > 1.5
     # Neighbouring answers look alike: every guess is about as likely whichever of the two is true.

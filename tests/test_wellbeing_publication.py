@@ -43,7 +43,9 @@ def bodies(client, admin) -> dict[str, bytes]:
     """The organization aggregates of every period, exactly as the API sends them."""
     answers = {}
     for period in PERIODS:
-        response = client.get("/api/wellbeing", params={"scope": "organization", "period": period}, headers=admin.headers)
+        response = client.get(
+            "/api/wellbeing", params={"scope": "organization", "period": period}, headers=admin.headers
+        )
         assert response.status_code == 200
         answers[period] = response.content
     return answers
@@ -75,12 +77,16 @@ def test_five_people_publish_a_week_and_it_moves_only_with_five_more(client, mak
     now = at(0)
     monkeypatch.setattr(periods, "utcnow", lambda: now)
     admin = make.admin()
-    refused = client.get("/api/wellbeing", params={"scope": "organization", "now": BASE.isoformat()}, headers=admin.headers)
+    refused = client.get(
+        "/api/wellbeing", params={"scope": "organization", "now": BASE.isoformat()}, headers=admin.headers
+    )
     assert refused.status_code == 400
     people = [make.member(admin) for _ in range(9)]
     for person in people[:4]:
         make.response(person, mood=5, created_at=now)
-    assert {period: json.loads(body) for period, body in bodies(client, admin).items()} == dict.fromkeys(PERIODS, SUPPRESSED)
+    assert {period: json.loads(body) for period, body in bodies(client, admin).items()} == dict.fromkeys(
+        PERIODS, SUPPRESSED
+    )
 
     make.response(people[4], mood=4, comment="Good week", created_at=now)
     published = bodies(client, admin)

@@ -23,11 +23,19 @@ def create_token(db: Session, *, user_id: str, by_token: bool, name: str, expire
     Only an interactive session mints tokens: a leaked token cannot mint others that outlive its revocation.
     """
     if by_token:
-        raise Forbidden("Personal API tokens are created from a signed-in session, not with another token", code="session_required")
+        raise Forbidden(
+            "Personal API tokens are created from a signed-in session, not with another token", code="session_required"
+        )
     now = utcnow()
-    live = db.execute(select(func.count()).where(ApiToken.user_id == user_id, ApiToken.revoked_at.is_(None), ApiToken.expires_at > now)).scalar_one()
+    live = db.execute(
+        select(func.count()).where(
+            ApiToken.user_id == user_id, ApiToken.revoked_at.is_(None), ApiToken.expires_at > now
+        )
+    ).scalar_one()
     if live >= MAX_LIVE_TOKENS:
-        raise Conflict(f"A person holds at most {MAX_LIVE_TOKENS} live tokens; revoke one first", code="token_limit_reached")
+        raise Conflict(
+            f"A person holds at most {MAX_LIVE_TOKENS} live tokens; revoke one first", code="token_limit_reached"
+        )
     value = TOKEN_PREFIX + secrets.token_urlsafe(32)
     token = ApiToken(
         user_id=user_id,

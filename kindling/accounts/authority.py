@@ -18,4 +18,6 @@ def record(db: Session, *, user: User, type: str, actor_id: str | None, **data) 
 
 
 def record_token(db: Session, *, organization_id: str, token_id: str, type: str, actor_id: str) -> None:
-    evidence.append(db, organization_id=organization_id, type=type, subject=("scim_token", token_id), actor_id=actor_id, data={})
+    evidence.append(
+        db, organization_id=organization_id, type=type, subject=("scim_token", token_id), actor_id=actor_id, data={}
+    )

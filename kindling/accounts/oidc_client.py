@@ -96,16 +96,24 @@ def discover(issuer: str, policy: DestinationPolicy) -> Discovery:
     if isinstance(challenges, list) and "S256" not in challenges:
         raise DiscoveryFailed("the provider does not support PKCE with S256")
     auth_methods = document.get("token_endpoint_auth_methods_supported") or ["client_secret_basic"]
-    auth_method = next((method for method in ("client_secret_basic", "client_secret_post") if method in auth_methods), None)
+    auth_method = next(
+        (method for method in ("client_secret_basic", "client_secret_post") if method in auth_methods), None
+    )
     if auth_method is None:
         raise DiscoveryFailed("the provider's token endpoint takes neither client_secret_basic nor client_secret_post")
     return Discovery(issuer=issuer, signing_algorithms=algorithms, token_endpoint_auth_method=auth_method, **endpoints)
 
 
-def authorization_url(discovery: Discovery, *, client_id: str, redirect_uri: str, state: str, nonce: str, code_verifier: str) -> str:
+def authorization_url(
+    discovery: Discovery, *, client_id: str, redirect_uri: str, state: str, nonce: str, code_verifier: str
+) -> str:
     """Where to send the person: the provider's authorization endpoint with state, nonce and an S256 code challenge."""
-    client = OAuth2Session(client_id, scope="openid email profile", redirect_uri=redirect_uri, code_challenge_method="S256")
-    url, _ = client.create_authorization_url(discovery.authorization_endpoint, state=state, code_verifier=code_verifier, nonce=nonce)
+    client = OAuth2Session(
+        client_id, scope="openid email profile", redirect_uri=redirect_uri, code_challenge_method="S256"
+    )
+    url, _ = client.create_authorization_url(
+        discovery.authorization_endpoint, state=state, code_verifier=code_verifier, nonce=nonce
+    )
     client.close()
     return url
 
@@ -223,7 +231,9 @@ def _get_json(url: str, policy: DestinationPolicy, deadline: Deadline) -> dict:
     destinations.check_url(url, policy, resolve=False)
     with destinations.session(policy) as http:
         try:
-            response = http.get(url, timeout=deadline.left(), allow_redirects=False, headers={"Accept": "application/json"}, stream=True)
+            response = http.get(
+                url, timeout=deadline.left(), allow_redirects=False, headers={"Accept": "application/json"}, stream=True
+            )
             body = response.raw.read(MAX_DOCUMENT + 1, decode_content=True)
         except (requests.RequestException, OSError) as exc:
             log.warning("identity provider request failed: %s", exc.__class__.__name__)

@@ -14,7 +14,9 @@ from kindling.evidence import log as evidence
 MAX_DEPTH = 64
 
 
-def set_manager(db: Session, *, user: User, manager_id: str | None, actor_id: str | None, source: str, field: str = "managerId") -> None:
+def set_manager(
+    db: Session, *, user: User, manager_id: str | None, actor_id: str | None, source: str, field: str = "managerId"
+) -> None:
     """Make `manager_id` (or nobody) the person's line manager, recording the change.
 
     An admin names an active person; the directory may name one it has deactivated, as it
@@ -25,14 +27,24 @@ def set_manager(db: Session, *, user: User, manager_id: str | None, actor_id: st
         return
     if manager_id is not None:
         manager = db.get(User, manager_id)
-        if manager is None or manager.organization_id != user.organization_id or not (manager.active or source == "scim"):
+        if (
+            manager is None
+            or manager.organization_id != user.organization_id
+            or not (manager.active or source == "scim")
+        ):
             raise invalid("body", field, "must be an active person of the same organization", code="invalid_manager")
         if manager.id == user.id or user.id in chain(db, manager.id):
             raise invalid("body", field, "would make the reporting line loop", code="reporting_line_loop")
     previous, user.manager_id = user.manager_id, manager_id
     db.flush()
     authority.record(
-        db, user=user, type=evidence.MEMBER_MANAGER_SET, actor_id=actor_id, managerId=manager_id, previousManagerId=previous, source=source
+        db,
+        user=user,
+        type=evidence.MEMBER_MANAGER_SET,
+        actor_id=actor_id,
+        managerId=manager_id,
+        previousManagerId=previous,
+        source=source,
     )
 
 

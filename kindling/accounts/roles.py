@@ -30,7 +30,9 @@ def refuse_if_last_admin(db: Session, *, user: User) -> None:
     if user.role != "admin" or not user.active:
         return
     admins = db.execute(
-        select(func.count()).where(User.organization_id == user.organization_id, User.role == "admin", User.active.is_(True))
+        select(func.count()).where(
+            User.organization_id == user.organization_id, User.role == "admin", User.active.is_(True)
+        )
     ).scalar_one()
     if admins <= 1:
         raise Conflict("An organization keeps at least one admin: this is its last", code="last_admin")
@@ -59,7 +61,13 @@ def recompute(db: Session, *, user: User, actor_id: str | None, source: str) -> 
     accounts.forget_cached_sessions(db, user.id)
     db.flush()
     if user.active:
-        authority.record(db, user=user, type=evidence.MEMBER_ROLE_CHANGED, actor_id=actor_id, **{"from": previous, "to": role, "source": source})
+        authority.record(
+            db,
+            user=user,
+            type=evidence.MEMBER_ROLE_CHANGED,
+            actor_id=actor_id,
+            **{"from": previous, "to": role, "source": source},
+        )
 
 
 def set_hand_role(db: Session, *, user: User, role: str, actor_id: str) -> None:

@@ -53,13 +53,17 @@ def sign_up(
             organization, role = create_organization(db, name=organization_name.strip()), "admin"
         elif join_code is not None:
             organization = db.scalar(
-                select(Organization).where(Organization.join_code == join_code.strip(), Organization.join_code_enabled.is_(True))
+                select(Organization).where(
+                    Organization.join_code == join_code.strip(), Organization.join_code_enabled.is_(True)
+                )
             )
             # A code turned off is no code: the answer is the unknown code's.
             if organization is None:
                 raise BadRequest("Unknown join code", code="unknown_join_code")
             if _sso_enforced(db, organization.id, email_domain=email.rpartition("@")[2]):
-                raise Forbidden("People of this email domain join through the organization's single sign-on", code="sso_required")
+                raise Forbidden(
+                    "People of this email domain join through the organization's single sign-on", code="sso_required"
+                )
             role = "member"
     if db.scalar(select(User.id).where(User.email == email)) is not None:
         raise Conflict("An account with this email already exists", code="email_taken")
@@ -94,7 +98,9 @@ def new_join_code() -> str:
     return secrets.token_urlsafe(9)
 
 
-def set_join_code(db: DbSession, *, organization_id: str, enabled: bool | None = None, rotate: bool = False) -> Organization:
+def set_join_code(
+    db: DbSession, *, organization_id: str, enabled: bool | None = None, rotate: bool = False
+) -> Organization:
     """Turn joining by code on or off, and issue a new code on `rotate` (the old one stops working)."""
     organization = db.get_one(Organization, organization_id, with_for_update=True, populate_existing=True)
     if enabled is not None:
@@ -132,7 +138,9 @@ def sign_in(db: DbSession, limiter: RateLimiter, *, email: str, password: str) -
         raise Unauthenticated("Email or password is incorrect", code="invalid_credentials")
     # Admins keep their password: the way back in when the identity provider fails.
     if user.organization_id is not None and user.role != "admin" and _sso_enforced(db, user.organization_id):
-        raise Forbidden("This organization signs in through its identity provider: use single sign-on", code="sso_required")
+        raise Forbidden(
+            "This organization signs in through its identity provider: use single sign-on", code="sso_required"
+        )
     limiter.forget(SIGN_IN, email)
     if _hasher.check_needs_rehash(user.password_hash):
         user.password_hash = _hasher.hash(password)
@@ -141,9 +149,13 @@ def sign_in(db: DbSession, limiter: RateLimiter, *, email: str, password: str) -
 
 def _sso_enforced(db: DbSession, organization_id: str, *, email_domain: str | None = None) -> bool:
     """Whether the organization requires single sign-on (of people of `email_domain`, one of its claimed domains, if given)."""
-    statement = select(SsoConnection.organization_id).where(SsoConnection.organization_id == organization_id, SsoConnection.enforced.is_(True))
+    statement = select(SsoConnection.organization_id).where(
+        SsoConnection.organization_id == organization_id, SsoConnection.enforced.is_(True)
+    )
     if email_domain is not None:
-        statement = statement.join(SsoDomain, SsoDomain.organization_id == SsoConnection.organization_id).where(SsoDomain.domain == email_domain)
+        statement = statement.join(SsoDomain, SsoDomain.organization_id == SsoConnection.organization_id).where(
+            SsoDomain.domain == email_domain
+        )
     return db.scalar(statement) is not None
 
 
@@ -208,6 +220,10 @@ def get_organization(db: DbSession, organization_id: str) -> Organization:
 
 def forget_cached_sessions(db: DbSession, user_id: str) -> None:
     """Make the user's live sessions and API tokens be looked up afresh, so a change to the account applies at once."""
-    session_hashes = db.scalars(select(Session.token_hash).where(Session.user_id == user_id, Session.revoked_at.is_(None)))
-    token_hashes = db.scalars(select(ApiToken.token_hash).where(ApiToken.user_id == user_id, ApiToken.revoked_at.is_(None)))
+    session_hashes = db.scalars(
+        select(Session.token_hash).where(Session.user_id == user_id, Session.revoked_at.is_(None))
+    )
+    token_hashes = db.scalars(
+        select(ApiToken.token_hash).where(ApiToken.user_id == user_id, ApiToken.revoked_at.is_(None))
+    )
     forget_after_commit(db, list(session_hashes) + list(token_hashes))

@@ -32,7 +32,11 @@ def live_principal(db: DbSession, token: str) -> Principal | None:
     never past the credential's expiry, so most requests skip the database."""
     token_hash = hash_token(token)
     now = utcnow()
-    found = _api_token_principal(db, token_hash, now) if token.startswith(TOKEN_PREFIX) else _session_principal(db, token_hash, now)
+    found = (
+        _api_token_principal(db, token_hash, now)
+        if token.startswith(TOKEN_PREFIX)
+        else _session_principal(db, token_hash, now)
+    )
     if found is None:
         return None
     principal, expires_at = found
@@ -41,7 +45,9 @@ def live_principal(db: DbSession, token: str) -> Principal | None:
 
 
 def _session_principal(db: DbSession, token_hash: str, now: dt.datetime) -> tuple[Principal, dt.datetime] | None:
-    row = db.execute(select(Session, User).join(User, User.id == Session.user_id).where(Session.token_hash == token_hash)).first()
+    row = db.execute(
+        select(Session, User).join(User, User.id == Session.user_id).where(Session.token_hash == token_hash)
+    ).first()
     if row is None:
         return None
     session, user = row
@@ -53,7 +59,9 @@ def _session_principal(db: DbSession, token_hash: str, now: dt.datetime) -> tupl
 
 
 def _api_token_principal(db: DbSession, token_hash: str, now: dt.datetime) -> tuple[Principal, dt.datetime] | None:
-    row = db.execute(select(ApiToken, User).join(User, User.id == ApiToken.user_id).where(ApiToken.token_hash == token_hash)).first()
+    row = db.execute(
+        select(ApiToken, User).join(User, User.id == ApiToken.user_id).where(ApiToken.token_hash == token_hash)
+    ).first()
     if row is None:
         return None
     token, user = row

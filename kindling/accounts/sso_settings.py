@@ -24,7 +24,11 @@ def get_settings(db: Session, *, organization_id: str) -> tuple[SsoConnection, l
 
 
 def claimed_domains(db: Session, *, organization_id: str) -> list[str]:
-    return list(db.scalars(select(SsoDomain.domain).where(SsoDomain.organization_id == organization_id).order_by(SsoDomain.domain)))
+    return list(
+        db.scalars(
+            select(SsoDomain.domain).where(SsoDomain.organization_id == organization_id).order_by(SsoDomain.domain)
+        )
+    )
 
 
 def save_settings(
@@ -43,7 +47,9 @@ def save_settings(
 ) -> tuple[SsoConnection, list[str]]:
     """Set up or replace the organization's provider, once its discovery document checks out."""
     if secret_key is None:
-        raise ServiceUnavailable("Single sign-on needs the server's SECRET_KEY, which is not set", code="secret_key_missing")
+        raise ServiceUnavailable(
+            "Single sign-on needs the server's SECRET_KEY, which is not set", code="secret_key_missing"
+        )
     domains = sorted({domain.strip().lower().rstrip(".") for domain in email_domains})
     if client_secret is None and db.get(SsoConnection, organization_id) is None:
         raise invalid("body", "clientSecret", "is required when single sign-on is first set up")
@@ -57,7 +63,9 @@ def save_settings(
     connection = db.get(SsoConnection, organization_id, with_for_update=True, populate_existing=True)
     if client_secret is None and connection is None:  # removed meanwhile
         raise invalid("body", "clientSecret", "is required when single sign-on is first set up")
-    taken = db.scalars(select(SsoDomain.domain).where(SsoDomain.domain.in_(domains), SsoDomain.organization_id != organization_id)).first()
+    taken = db.scalars(
+        select(SsoDomain.domain).where(SsoDomain.domain.in_(domains), SsoDomain.organization_id != organization_id)
+    ).first()
     if taken is not None:
         raise Conflict(f"{taken} is claimed by another organization", code="email_domain_taken")
     if connection is None:
@@ -109,7 +117,12 @@ def delete_settings(db: Session, *, organization_id: str, actor_id: str) -> None
     db.delete(connection)
     db.flush()
     evidence.append(
-        db, organization_id=organization_id, type=evidence.SSO_CONFIGURED, subject=("organization", organization_id), actor_id=actor_id, data={"enabled": False}
+        db,
+        organization_id=organization_id,
+        type=evidence.SSO_CONFIGURED,
+        subject=("organization", organization_id),
+        actor_id=actor_id,
+        data={"enabled": False},
     )
 
 

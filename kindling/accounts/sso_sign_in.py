@@ -26,12 +26,26 @@ STATE_LIFETIME = dt.timedelta(minutes=10)
 # Never a password: a person made by single sign-on signs in through the provider (argon2 cannot verify it).
 NO_PASSWORD = "!sso"
 # OpenID Connect Core 1.0 §3.1.2.6 and RFC 6749 §4.1.2.1: the only values of `error` an answer repeats.
-PROVIDER_ERRORS = frozenset({
-    "access_denied", "interaction_required", "login_required", "account_selection_required", "consent_required",
-    "invalid_request", "unauthorized_client", "unsupported_response_type", "invalid_scope", "server_error",
-    "temporarily_unavailable", "invalid_request_uri", "invalid_request_object", "request_not_supported",
-    "request_uri_not_supported", "registration_not_supported",
-})
+PROVIDER_ERRORS = frozenset(
+    {
+        "access_denied",
+        "interaction_required",
+        "login_required",
+        "account_selection_required",
+        "consent_required",
+        "invalid_request",
+        "unauthorized_client",
+        "unsupported_response_type",
+        "invalid_scope",
+        "server_error",
+        "temporarily_unavailable",
+        "invalid_request_uri",
+        "invalid_request_object",
+        "request_not_supported",
+        "request_uri_not_supported",
+        "registration_not_supported",
+    }
+)
 
 
 def _hash(state: str) -> str:
@@ -50,7 +64,9 @@ def start(db: Session, *, email: str | None, organization_slug: str | None, retu
         organization_id = db.scalar(select(Organization.id).where(Organization.slug == organization_slug))
     connection = db.get(SsoConnection, organization_id) if organization_id else None
     if connection is None:
-        raise NotFound("No organization signs in with single sign-on for this email or organization", code="sso_not_configured")
+        raise NotFound(
+            "No organization signs in with single sign-on for this email or organization", code="sso_not_configured"
+        )
     now = utcnow()
     db.execute(delete(SsoState).where(SsoState.expires_at <= now))
     state, nonce, code_verifier = secrets.token_urlsafe(32), secrets.token_urlsafe(32), secrets.token_urlsafe(64)
@@ -103,26 +119,46 @@ def finish(
     if connection is None:
         raise BadRequest("Single sign-on was turned off while signing in", code="sso_state_invalid")
     try:
-        client_secret = secrets_box.open_sealed(secret_key or "", connection.client_secret_encrypted, context=connection.organization_id)
+        client_secret = secrets_box.open_sealed(
+            secret_key or "", connection.client_secret_encrypted, context=connection.organization_id
+        )
     except secrets_box.UnreadableSecret:
-        log.error("SSO client secret of organization %s cannot be read with this SECRET_KEY; an admin must save it again", connection.organization_id)
-        raise ServiceUnavailable("Single sign-on is misconfigured; an organization admin must save its settings again", code="sso_provider_unavailable") from None
+        log.error(
+            "SSO client secret of organization %s cannot be read with this SECRET_KEY; an admin must save it again",
+            connection.organization_id,
+        )
+        raise ServiceUnavailable(
+            "Single sign-on is misconfigured; an organization admin must save its settings again",
+            code="sso_provider_unavailable",
+        ) from None
     discovery = sso_settings.discovery_of(connection)
     deadline = oidc_client.Deadline()
     try:
         id_token = oidc_client.exchange_code(
-            discovery, policy, deadline, client_id=connection.client_id, client_secret=client_secret,
-            redirect_uri=redirect_uri, code=code, code_verifier=pending.code_verifier,
+            discovery,
+            policy,
+            deadline,
+            client_id=connection.client_id,
+            client_secret=client_secret,
+            redirect_uri=redirect_uri,
+            code=code,
+            code_verifier=pending.code_verifier,
         )
-        claims = oidc_client.validate_id_token(id_token, discovery, policy, deadline, client_id=connection.client_id, nonce=pending.nonce)
+        claims = oidc_client.validate_id_token(
+            id_token, discovery, policy, deadline, client_id=connection.client_id, nonce=pending.nonce
+        )
     except oidc_client.ProviderUnavailable as exc:
-        raise ServiceUnavailable(f"The identity provider is unavailable: {exc}", code="sso_provider_unavailable") from None
+        raise ServiceUnavailable(
+            f"The identity provider is unavailable: {exc}", code="sso_provider_unavailable"
+        ) from None
     except oidc_client.TokenRefused as exc:
         log.info("SSO sign-in refused for organization %s: %s", connection.organization_id, exc)
         raise Unauthenticated(f"The identity provider's answer is not valid: {exc}", code="sso_token_invalid") from None
     subject = claims["sub"]
     if not isinstance(subject, str) or not 1 <= len(subject) <= 255:
-        raise Unauthenticated("The identity provider's answer is not valid: the ID token is not valid (sub)", code="sso_token_invalid")
+        raise Unauthenticated(
+            "The identity provider's answer is not valid: the ID token is not valid (sub)", code="sso_token_invalid"
+        )
     if claims.get("email_verified") is False:
         raise Unauthenticated("The identity provider has not verified this email address", code="sso_token_invalid")
     return _person(db, connection=connection, subject=subject, email=claims.get("email"), name=claims.get("name"))
@@ -130,23 +166,35 @@ def finish(
 
 def _person(db: Session, *, connection: SsoConnection, subject: str, email: object, name: object) -> User:
     organization_id = connection.organization_id
-    user = db.scalar(select(User).where(User.sso_issuer == connection.issuer, User.sso_subject == subject).with_for_update())
+    user = db.scalar(
+        select(User).where(User.sso_issuer == connection.issuer, User.sso_subject == subject).with_for_update()
+    )
     if user is not None and user.organization_id != organization_id:
         user = None  # linked by an earlier provider of another organization at the same issuer: not this one's
-    email = email.strip().lower() if isinstance(email, str) and 3 <= len(email.strip()) <= 254 and "@" in email else None
-    claimed = email is not None and email.rpartition("@")[2] in sso_settings.claimed_domains(db, organization_id=organization_id)
+    email = (
+        email.strip().lower() if isinstance(email, str) and 3 <= len(email.strip()) <= 254 and "@" in email else None
+    )
+    claimed = email is not None and email.rpartition("@")[2] in sso_settings.claimed_domains(
+        db, organization_id=organization_id
+    )
     if user is None and email is not None and claimed:
         found = db.scalar(select(User).where(User.email == email).with_for_update())
         if found is not None:
-            if found.organization_id != organization_id or (found.sso_subject is not None and found.sso_issuer == connection.issuer):
-                raise Forbidden("This email's account cannot sign in with this organization's provider", code="sso_no_account")
+            if found.organization_id != organization_id or (
+                found.sso_subject is not None and found.sso_issuer == connection.issuer
+            ):
+                raise Forbidden(
+                    "This email's account cannot sign in with this organization's provider", code="sso_no_account"
+                )
             user = found
             if user.active:
                 user.sso_issuer, user.sso_subject = connection.issuer, subject
         elif connection.jit_provisioning:
             user = _provision(db, connection=connection, subject=subject, email=email, name=name)
     if user is None:
-        raise Forbidden("No account of this organization matches this sign-in; ask an organization admin", code="sso_no_account")
+        raise Forbidden(
+            "No account of this organization matches this sign-in; ask an organization admin", code="sso_no_account"
+        )
     if not user.active:
         raise Forbidden("This account is deactivated", code="account_deactivated")
     db.flush()

@@ -53,7 +53,9 @@ def generate(
     except palette_intent.UnusableAnswer as exc:
         log.warning("AI provider answer unusable, generating from the colours alone: %s", exc)
         intent = None
-    return themes.generate_theme(colours["primary"], secondary=colours["secondary"], accent=colours["accent"], intent=intent)
+    return themes.generate_theme(
+        colours["primary"], secondary=colours["secondary"], accent=colours["accent"], intent=intent
+    )
 
 
 def derive(*, primary: str, secondary: str | None = None, accent: str | None = None) -> dict[str, dict[str, str]]:
@@ -105,7 +107,12 @@ def save_theme(db: DbSession, *, consultant_id: str, organization_id: str, theme
             db,
             consultant_id=client_of,
             type="theme.updated",
-            data={"organizationId": organization_id, "organizationName": organization.name, "theme": modes, "updatedAt": saved.updated_at},
+            data={
+                "organizationId": organization_id,
+                "organizationName": organization.name,
+                "theme": modes,
+                "updatedAt": saved.updated_at,
+            },
         )
     return saved
 
@@ -164,4 +171,3 @@ def _require_valid(theme: dict) -> None:
             for mode in problems.get("unknown", [])
         ]
         raise refused(errors)
-

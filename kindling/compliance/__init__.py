@@ -1,4 +1,5 @@
 """Compliance reporting: frameworks, their disclosure codes and the metrics that evidence them."""
+
 from .frameworks import (
     CURRENCY_UNIT,
     METRICS,

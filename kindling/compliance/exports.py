@@ -18,8 +18,18 @@ from kindling.platform import periods
 from kindling.platform.exports import ExportFile, csv_text
 
 CSV_HEADER = (
-    "Framework", "Organization", "Period", "From", "To", "Compliance Rate",
-    "Code", "Title", "Value", "Unit", "Evidence Verified", "Evidence Total",
+    "Framework",
+    "Organization",
+    "Period",
+    "From",
+    "To",
+    "Compliance Rate",
+    "Code",
+    "Title",
+    "Value",
+    "Unit",
+    "Evidence Verified",
+    "Evidence Total",
 )
 MEDIA_TYPES = {"csv": "text/csv; charset=utf-8", "json": "application/json", "pdf": "application/pdf"}
 
@@ -86,10 +96,16 @@ def export_report(
 
         content = report_pdf(report, evidence_head=head, key_id=signer.key_id)
     window = report.window
-    name = f"kindling-{report.framework.id}-{report.organization.slug}-{window.period}-{window.end:%Y-%m-%d}.{file_format}"
+    name = (
+        f"kindling-{report.framework.id}-{report.organization.slug}-{window.period}-{window.end:%Y-%m-%d}.{file_format}"
+    )
     statement = export_statement(
-        organization_id=organization_id, framework=report.framework.id, period=window.period, file_format=file_format,
-        head=head, body=content,
+        organization_id=organization_id,
+        framework=report.framework.id,
+        period=window.period,
+        file_format=file_format,
+        head=head,
+        body=content,
     )
     signature = (
         ("Kindling-Evidence-Head", f"{head['seq']}:{head['hash']}"),

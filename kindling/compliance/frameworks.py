@@ -28,42 +28,62 @@ class Metric:
     description: str
 
 
-METRICS: Mapping[str, Metric] = MappingProxyType({
-    "kindness_acts": Metric(
-        "acts", "Kindness acts recorded; evidence: acts with verifiedLevel >= 3 of all acts."),
-    "kindness_acts_peer_recognition": Metric(
-        "acts", "Acts in category peer_recognition; evidence: those with verifiedLevel >= 3 of the category."),
-    "kindness_acts_community": Metric(
-        "acts", "Acts in category community; evidence: those with verifiedLevel >= 3 of the category."),
-    "kindness_acts_wellbeing": Metric(
-        "acts", "Acts in category wellbeing; evidence: those with verifiedLevel >= 3 of the category."),
-    "verified_kindness_share": Metric(
-        "percent", "Share of acts with verifiedLevel >= 3; evidence: those acts of all acts."),
-    "volunteer_hours": Metric(
-        "hours", "Hours of verified check-ins only (each the opportunity's length); "
-                 "evidence: verified check-ins of all check-ins."),
-    "verified_check_ins": Metric(
-        "check-ins", "Verified volunteer check-ins; evidence: verified check-ins of all check-ins."),
-    "volunteer_participants": Metric(
-        "people", "People with at least one verified check-in; evidence: verified check-ins of all check-ins."),
-    "donations_succeeded": Metric(
-        "donations", "Donations that succeeded; evidence: succeeded donations of all donations."),
-    "donation_amount": Metric(
-        CURRENCY_UNIT, "Succeeded donations in major currency units; evidence: succeeded donations of all donations."),
-    "matched_giving_amount": Metric(
-        CURRENCY_UNIT, "The company's matches of its people's gifts, approved or paid, in major currency units; "
-                       "evidence: those paid with a payout reference, of them."),
-    "volunteer_grant_amount": Metric(
-        CURRENCY_UNIT, "The company's grants for its people's verified volunteer hours, approved or paid, in major "
-                       "currency units; evidence: those paid with a payout reference, of them."),
-    "wellbeing_participation": Metric(
-        "percent", "Share of active members who answered the wellbeing survey in its best published week, "
-                   "with that week's noise (at most 100); evidence: published respondents of active members."),
-    "wellbeing_mood_average": Metric(
-        "score 1-5", "Average mood of the survey's published weeks; evidence: published responses of them."),
-    "wellbeing_stress_average": Metric(
-        "score 1-5", "Average stress of the survey's published weeks; evidence: published responses of them."),
-})
+METRICS: Mapping[str, Metric] = MappingProxyType(
+    {
+        "kindness_acts": Metric("acts", "Kindness acts recorded; evidence: acts with verifiedLevel >= 3 of all acts."),
+        "kindness_acts_peer_recognition": Metric(
+            "acts", "Acts in category peer_recognition; evidence: those with verifiedLevel >= 3 of the category."
+        ),
+        "kindness_acts_community": Metric(
+            "acts", "Acts in category community; evidence: those with verifiedLevel >= 3 of the category."
+        ),
+        "kindness_acts_wellbeing": Metric(
+            "acts", "Acts in category wellbeing; evidence: those with verifiedLevel >= 3 of the category."
+        ),
+        "verified_kindness_share": Metric(
+            "percent", "Share of acts with verifiedLevel >= 3; evidence: those acts of all acts."
+        ),
+        "volunteer_hours": Metric(
+            "hours",
+            "Hours of verified check-ins only (each the opportunity's length); "
+            "evidence: verified check-ins of all check-ins.",
+        ),
+        "verified_check_ins": Metric(
+            "check-ins", "Verified volunteer check-ins; evidence: verified check-ins of all check-ins."
+        ),
+        "volunteer_participants": Metric(
+            "people", "People with at least one verified check-in; evidence: verified check-ins of all check-ins."
+        ),
+        "donations_succeeded": Metric(
+            "donations", "Donations that succeeded; evidence: succeeded donations of all donations."
+        ),
+        "donation_amount": Metric(
+            CURRENCY_UNIT,
+            "Succeeded donations in major currency units; evidence: succeeded donations of all donations.",
+        ),
+        "matched_giving_amount": Metric(
+            CURRENCY_UNIT,
+            "The company's matches of its people's gifts, approved or paid, in major currency units; "
+            "evidence: those paid with a payout reference, of them.",
+        ),
+        "volunteer_grant_amount": Metric(
+            CURRENCY_UNIT,
+            "The company's grants for its people's verified volunteer hours, approved or paid, in major "
+            "currency units; evidence: those paid with a payout reference, of them.",
+        ),
+        "wellbeing_participation": Metric(
+            "percent",
+            "Share of active members who answered the wellbeing survey in its best published week, "
+            "with that week's noise (at most 100); evidence: published respondents of active members.",
+        ),
+        "wellbeing_mood_average": Metric(
+            "score 1-5", "Average mood of the survey's published weeks; evidence: published responses of them."
+        ),
+        "wellbeing_stress_average": Metric(
+            "score 1-5", "Average stress of the survey's published weeks; evidence: published responses of them."
+        ),
+    }
+)
 
 
 @dataclass(frozen=True)

@@ -92,8 +92,14 @@ def activity(db: Session, *, organization_ids: Collection[str], window: Window) 
     donations = _donations(ids, window).subquery("donations")
     giving = _giving(ids, window).subquery("giving")
 
-    records = _zero_if_null(kindness.c.acts) + _zero_if_null(check_ins.c.check_ins) + _zero_if_null(donations.c.donations)
-    evidenced = _zero_if_null(kindness.c.verified_acts) + _zero_if_null(check_ins.c.verified) + _zero_if_null(donations.c.succeeded)
+    records = (
+        _zero_if_null(kindness.c.acts) + _zero_if_null(check_ins.c.check_ins) + _zero_if_null(donations.c.donations)
+    )
+    evidenced = (
+        _zero_if_null(kindness.c.verified_acts)
+        + _zero_if_null(check_ins.c.verified)
+        + _zero_if_null(donations.c.succeeded)
+    )
     # 100.0 is numeric on PostgreSQL and real on SQLite, so the division is never an integer one.
     rate = func.coalesce(func.round(literal_column("100.0") * evidenced / func.nullif(records, 0), 1), 0)
     category_columns = [
@@ -115,7 +121,10 @@ def activity(db: Session, *, organization_ids: Collection[str], window: Window) 
             _zero_if_null(donations.c.succeeded),
             _zero_if_null(donations.c.amount),
             rate,
-            *(_zero_if_null(giving.c[name]) for name in ("matches", "matches_paid", "matched", "grants", "grants_paid", "granted")),
+            *(
+                _zero_if_null(giving.c[name])
+                for name in ("matches", "matches_paid", "matched", "grants", "grants_paid", "granted")
+            ),
         )
         .outerjoin(kindness, kindness.c.organization_id == Organization.id)
         .outerjoin(check_ins, check_ins.c.organization_id == Organization.id)
@@ -222,7 +231,7 @@ def _giving(ids: list[str], window: Window) -> Select:
 def _activity(row) -> Activity:
     acts, verified_acts, *rest = row
     by_category = {category: Evidence(rest[2 * n + 1], rest[2 * n]) for n, category in enumerate(CATEGORIES)}
-    check_ins, verified, hours, participants, donations, succeeded, amount, rate, *giving = rest[2 * len(CATEGORIES):]
+    check_ins, verified, hours, participants, donations, succeeded, amount, rate, *giving = rest[2 * len(CATEGORIES) :]
     matches, matches_paid, matched, grants, grants_paid, granted = giving
     return Activity(
         kindness=Evidence(verified_acts, acts),

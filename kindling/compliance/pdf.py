@@ -121,11 +121,13 @@ def _indicator_table(report: Report, cell: ParagraphStyle, number: ParagraphStyl
     widths[1] = WIDTH - sum(w for w in widths if w)
     table = Table(rows, colWidths=widths, repeatRows=1)
     table.setStyle(
-        TableStyle([
-            ("BACKGROUND", (0, 0), (-1, 0), HEADER_COLOUR),
-            ("GRID", (0, 0), (-1, -1), 0.4, colors.HexColor("#b8c2bb")),
-            ("VALIGN", (0, 0), (-1, -1), "TOP"),
-        ])
+        TableStyle(
+            [
+                ("BACKGROUND", (0, 0), (-1, 0), HEADER_COLOUR),
+                ("GRID", (0, 0), (-1, -1), 0.4, colors.HexColor("#b8c2bb")),
+                ("VALIGN", (0, 0), (-1, -1), "TOP"),
+            ]
+        )
     )
     return table
 

@@ -45,7 +45,9 @@ def build_portfolio(
 ) -> Portfolio:
     """The consultant's active clients by name, each with its figures over the rolling period."""
     window = periods.window(period, now=now)
-    organizations = [relationship.organization for relationship in clients.list_clients(db, consultant_id=consultant_id)]
+    organizations = [
+        relationship.organization for relationship in clients.list_clients(db, consultant_id=consultant_id)
+    ]
     figures = metrics.activity(db, organization_ids=[o.id for o in organizations], window=window)
     rows = []
     for organization in organizations:

@@ -24,7 +24,12 @@ class _Figures:
 
 
 def build_report(
-    db: Session, *, organization_id: str, framework_id: str, period: str = periods.DEFAULT_PERIOD, now: dt.datetime | None = None
+    db: Session,
+    *,
+    organization_id: str,
+    framework_id: str,
+    period: str = periods.DEFAULT_PERIOD,
+    now: dt.datetime | None = None,
 ) -> Report:
     """The organization's report for a framework over the rolling period ending now."""
     framework = get_framework(framework_id)
@@ -91,24 +96,29 @@ MEASURES: dict[str, Callable[[_Figures], tuple]] = {
     "kindness_acts": lambda f: (f.activity.kindness.total, f.activity.kindness),
     **{f"kindness_acts_{category}": _category(category) for category in metrics.CATEGORIES},
     "verified_kindness_share": lambda f: (
-        _percent(f.activity.kindness.verified, f.activity.kindness.total), f.activity.kindness
+        _percent(f.activity.kindness.verified, f.activity.kindness.total),
+        f.activity.kindness,
     ),
     "volunteer_hours": lambda f: (_rounded(f.activity.volunteer_hours, 1), f.activity.check_ins),
     "verified_check_ins": lambda f: (f.activity.check_ins.verified, f.activity.check_ins),
     "volunteer_participants": lambda f: (f.activity.volunteer_participants, f.activity.check_ins),
     "donations_succeeded": lambda f: (f.activity.donations.verified, f.activity.donations),
     "donation_amount": lambda f: (
-        float(money.major_units(f.activity.donated_minor_units, f.currency)), f.activity.donations
+        float(money.major_units(f.activity.donated_minor_units, f.currency)),
+        f.activity.donations,
     ),
     "matched_giving_amount": lambda f: (
-        float(money.major_units(f.activity.matched_minor_units, f.currency)), f.activity.matches
+        float(money.major_units(f.activity.matched_minor_units, f.currency)),
+        f.activity.matches,
     ),
     "volunteer_grant_amount": lambda f: (
-        float(money.major_units(f.activity.granted_minor_units, f.currency)), f.activity.grants
+        float(money.major_units(f.activity.granted_minor_units, f.currency)),
+        f.activity.grants,
     ),
     "wellbeing_participation": _survey(
         # Published respondents may include people who have left since: at most everyone.
-        lambda s: min(_percent(s.respondents, s.active_members), 100.0), _participation
+        lambda s: min(_percent(s.respondents, s.active_members), 100.0),
+        _participation,
     ),
     "wellbeing_mood_average": _survey(lambda s: _rounded(s.mood_average, 2), _responses),
     "wellbeing_stress_average": _survey(lambda s: _rounded(s.stress_average, 2), _responses),

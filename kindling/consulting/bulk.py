@@ -68,7 +68,9 @@ def read_records(data: bytes) -> list[list[str]]:
     try:
         records = list(reader)
     except csv.Error as exc:
-        raise BadRequest(f"The file is not valid CSV: {exc}", code="invalid_csv", details={"line": reader.line_num}) from None
+        raise BadRequest(
+            f"The file is not valid CSV: {exc}", code="invalid_csv", details={"line": reader.line_num}
+        ) from None
     while records and not records[-1]:
         records.pop()
     if not records or records[0] != HEADER:

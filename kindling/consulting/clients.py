@@ -39,7 +39,9 @@ _INVITATION_PARTIES = (
 )
 
 
-def send_invitation(db: DbSession, *, consultant_id: str, organization_id: str, message: str | None = None) -> Invitation:
+def send_invitation(
+    db: DbSession, *, consultant_id: str, organization_id: str, message: str | None = None
+) -> Invitation:
     """Invite an organization to become the consultant's client, or return the open invitation."""
     (outcome,) = invite_many(db, consultant_id=consultant_id, requests=[(organization_id, message)], source="single")
     if isinstance(outcome, ApiError):
@@ -173,8 +175,16 @@ def cancel_invitation(db: DbSession, *, consultant_id: str, invitation_id: str) 
     invitation = _answerable_invitation(db, invitation_id, Invitation.consultant_id == consultant_id)
     invitation.status, invitation.responded_at = CANCELLED, utcnow()
     db.flush()
-    _emit_cancelled(db, invitation.consultant_id, invitation.organization, reason="invitation_cancelled",
-                    invitation_id=invitation.id, relationship_id=None, ended_by="consultant", at=invitation.responded_at)
+    _emit_cancelled(
+        db,
+        invitation.consultant_id,
+        invitation.organization,
+        reason="invitation_cancelled",
+        invitation_id=invitation.id,
+        relationship_id=None,
+        ended_by="consultant",
+        at=invitation.responded_at,
+    )
     return invitation
 
 
@@ -244,9 +254,7 @@ def is_client(db: DbSession, *, consultant_id: str, organization_id: str) -> boo
     return db.scalar(_active_relationship(consultant_id, organization_id)) is not None
 
 
-def end_relationship(
-    db: DbSession, *, consultant_id: str, organization_id: str, ended_by: str
-) -> ClientRelationship:
+def end_relationship(db: DbSession, *, consultant_id: str, organization_id: str, ended_by: str) -> ClientRelationship:
     """End the active relationship between a consultant and an organization: `ended_by` is
     the side that asked, "consultant" or "organization"."""
     relationship = db.scalar(
@@ -256,8 +264,16 @@ def end_relationship(
         raise NotFound("No active client relationship")
     relationship.status, relationship.ended_at = ENDED, utcnow()
     db.flush()
-    _emit_cancelled(db, consultant_id, relationship.organization, reason="relationship_ended",
-                    invitation_id=None, relationship_id=relationship.id, ended_by=ended_by, at=relationship.ended_at)
+    _emit_cancelled(
+        db,
+        consultant_id,
+        relationship.organization,
+        reason="relationship_ended",
+        invitation_id=None,
+        relationship_id=relationship.id,
+        ended_by=ended_by,
+        at=relationship.ended_at,
+    )
     return relationship
 
 

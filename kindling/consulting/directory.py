@@ -14,7 +14,9 @@ def search(db: DbSession, *, query: str) -> tuple[str, list[Organization]]:
     """The trimmed query and up to 20 organizations whose name or slug contains it, by name."""
     query = query.strip()
     # autoescape makes % and _ in the query match themselves rather than act as wildcards.
-    matches = or_(Organization.name.icontains(query, autoescape=True), Organization.slug.icontains(query, autoescape=True))
+    matches = or_(
+        Organization.name.icontains(query, autoescape=True), Organization.slug.icontains(query, autoescape=True)
+    )
     organizations = db.scalars(
         select(Organization).where(matches).order_by(func.lower(Organization.name), Organization.id).limit(SEARCH_LIMIT)
     )

@@ -29,7 +29,14 @@ from kindling.webhooks import outbox
 
 _T = typing.TypeVar("_T")
 
-REQUESTED, APPROVED, PAID, DECLINED, REVERSED, INELIGIBLE = "requested", "approved", "paid", "declined", "reversed", "ineligible"
+REQUESTED, APPROVED, PAID, DECLINED, REVERSED, INELIGIBLE = (
+    "requested",
+    "approved",
+    "paid",
+    "declined",
+    "reversed",
+    "ineligible",
+)
 BELOW_MINIMUM, NOT_ELIGIBLE = "below_minimum", "not_eligible"
 # Requests whose amount is reserved against the cap and the budget.
 RESERVING = (REQUESTED, APPROVED, PAID)
@@ -107,7 +114,13 @@ def _match(db: Session, donation: Donation) -> list[Change]:
 
 
 def _open(
-    db: Session, request: GivingRequest, program: GivingProgram, reason: str | None, *, actor_id: str | None, claims: list[str] | None = None
+    db: Session,
+    request: GivingRequest,
+    program: GivingProgram,
+    reason: str | None,
+    *,
+    actor_id: str | None,
+    claims: list[str] | None = None,
 ) -> list[Change]:
     """Store a new request: ineligible with its reason (claiming nothing), approved at once when the
     program says so, else requested; a grant claims the check-ins `claims`."""
@@ -125,7 +138,11 @@ def _open(
     ledger.tally(db, request=request, previous=None)
     source: dict[str, object]
     if request.donation_id:
-        source = {"donationId": request.donation_id, "ratioPercent": request.ratio_percent, "giftAmount": request.gift_amount}
+        source = {
+            "donationId": request.donation_id,
+            "ratioPercent": request.ratio_percent,
+            "giftAmount": request.gift_amount,
+        }
     else:
         source = {"checkInIds": claimed, "ratePerHour": request.rate_per_hour, "hours": request.hours}
     data = {
@@ -140,7 +157,11 @@ def _open(
         "currency": request.currency,
         **source,
     }
-    outbound = ("giving.request.created", "giving.request.approved") if request.status == APPROVED else ("giving.request.created",)
+    outbound = (
+        ("giving.request.created", "giving.request.approved")
+        if request.status == APPROVED
+        else ("giving.request.created",)
+    )
     return [Change(request, evidence.GIVING_REQUESTED, data, actor_id, outbound)]
 
 
@@ -159,11 +180,23 @@ def _reverse(db: Session, donation: Donation) -> list[Change]:
             # The money has left: it is to be recovered from the charity, and until then it counts.
             request.clawback = True
         else:
-            ledger.release(db, program_id=request.program_id, period=request.period_start, user_id=request.user_id, amount=request.amount)
+            ledger.release(
+                db,
+                program_id=request.program_id,
+                period=request.period_start,
+                user_id=request.user_id,
+                amount=request.amount,
+            )
         request.status = REVERSED
         request.reversed_at = request.updated_at = now
         ledger.tally(db, request=request, previous=previous)
-        data = {"previousStatus": previous, "amount": request.amount, "currency": request.currency, "clawback": request.clawback, "donationId": donation.id}
+        data = {
+            "previousStatus": previous,
+            "amount": request.amount,
+            "currency": request.currency,
+            "clawback": request.clawback,
+            "donationId": donation.id,
+        }
         changes.append(Change(request, evidence.GIVING_REVERSED, data, None))
     db.flush()
     return changes
@@ -184,7 +217,9 @@ def record(db: Session, changes: list[Change]) -> None:
         )
         for type_ in change.outbound:
             if request.organization_id not in consultants:
-                consultants[request.organization_id] = clients.active_consultant_ids(db, organization_id=request.organization_id)
+                consultants[request.organization_id] = clients.active_consultant_ids(
+                    db, organization_id=request.organization_id
+                )
             for consultant_id in consultants[request.organization_id]:
                 outbox.emit(db, consultant_id=consultant_id, type=type_, data=_outbound(request))
 
@@ -235,17 +270,26 @@ def request_grant(
         .order_by(CheckIn.checked_in_at, CheckIn.id)
         .with_for_update()
     ).all()
-    claimed = set(db.scalars(select(GivingClaim.check_in_id).where(GivingClaim.check_in_id.in_([c.id for c in check_ins]))))
+    claimed = set(
+        db.scalars(select(GivingClaim.check_in_id).where(GivingClaim.check_in_id.in_([c.id for c in check_ins])))
+    )
     verified = sum(c.hours for c in check_ins)
     if verified + HOURS_EPSILON < (program.minimum_hours or 0):
         raise invalid(
-            "body", "hours", f"needs at least {program.minimum_hours:g} verified hours in this period; you have {verified:g}",
+            "body",
+            "hours",
+            f"needs at least {program.minimum_hours:g} verified hours in this period; you have {verified:g}",
             code="below_minimum_hours",
         )
     unclaimed = [c for c in check_ins if c.id not in claimed]
     available = sum(c.hours for c in unclaimed)
     if hours > available + HOURS_EPSILON:
-        raise invalid("body", "hours", f"must not exceed your {available:g} verified, unclaimed hours in this period", code="hours_unavailable")
+        raise invalid(
+            "body",
+            "hours",
+            f"must not exceed your {available:g} verified, unclaimed hours in this period",
+            code="hours_unavailable",
+        )
     # Whole check-ins, oldest first, until they cover the hours asked for.
     claims, covered = [], 0.0
     for check_in in unclaimed:
@@ -276,7 +320,15 @@ def request_grant(
     return request
 
 
-def decide(db: Session, *, caller: Principal, request_id: str, decision: str, reason: str | None = None, note: str | None = None) -> GivingRequest:
+def decide(
+    db: Session,
+    *,
+    caller: Principal,
+    request_id: str,
+    decision: str,
+    reason: str | None = None,
+    note: str | None = None,
+) -> GivingRequest:
     """An admin's or manager's approval or decline of a request awaiting review; never their own."""
     request = _locked(db, caller, request_id)
     if request.user_id == caller.user_id:
@@ -287,8 +339,16 @@ def decide(db: Session, *, caller: Principal, request_id: str, decision: str, re
         raise invalid("body", "reason", "is required to decline")
     now = utcnow()
     if decision == "decline":
-        ledger.release(db, program_id=request.program_id, period=request.period_start, user_id=request.user_id, amount=request.amount)
-        db.execute(delete(GivingClaim).where(GivingClaim.request_id == request.id).execution_options(synchronize_session=False))
+        ledger.release(
+            db,
+            program_id=request.program_id,
+            period=request.period_start,
+            user_id=request.user_id,
+            amount=request.amount,
+        )
+        db.execute(
+            delete(GivingClaim).where(GivingClaim.request_id == request.id).execution_options(synchronize_session=False)
+        )
         request.status = DECLINED
     else:
         request.status = APPROVED
@@ -341,7 +401,13 @@ def _visible(caller: Principal):
 
 
 def list_requests(
-    db: Session, *, caller: Principal, limit: int, cursor: str | None = None, status: str | None = None, program_id: str | None = None
+    db: Session,
+    *,
+    caller: Principal,
+    limit: int,
+    cursor: str | None = None,
+    status: str | None = None,
+    program_id: str | None = None,
 ) -> tuple[list[GivingRequest], str | None]:
     """The requests the caller may see, newest first, one page at a time."""
     statement = _visible(caller)
@@ -349,7 +415,9 @@ def list_requests(
         statement = statement.where(GivingRequest.status == status)
     if program_id is not None:
         statement = statement.where(GivingRequest.program_id == program_id)
-    return pagination.page(db, statement, timestamp=GivingRequest.created_at, record_id=GivingRequest.id, limit=limit, cursor=cursor)
+    return pagination.page(
+        db, statement, timestamp=GivingRequest.created_at, record_id=GivingRequest.id, limit=limit, cursor=cursor
+    )
 
 
 def get_request(db: Session, *, caller: Principal, request_id: str) -> GivingRequest:

@@ -25,7 +25,9 @@ AMOUNTS = ("requested", "approved", "paid")
 GRANTED = ("approved", "paid")
 
 
-def reserve(db: Session, *, program: GivingProgram, period: dt.date, user_id: str, wanted: int) -> tuple[int, str | None]:
+def reserve(
+    db: Session, *, program: GivingProgram, period: dt.date, user_id: str, wanted: int
+) -> tuple[int, str | None]:
     """Reserve up to `wanted` of what is left of the person's cap and of the budget: the amount
     reserved, and why nothing could be (or None)."""
     person = {"program_id": program.id, "period_start": period, "user_id": user_id}
@@ -68,9 +70,11 @@ def tally(db: Session, *, request: GivingRequest, previous: str | None) -> None:
     # One statement: a new period row starts from these deltas, an existing one adds them.
     key = {"program_id": request.program_id, "period_start": request.period_start}
     statement = _insert(db, GivingPeriod).values(**key, **deltas)
-    db.execute(statement.on_conflict_do_update(
-        index_elements=list(key), set_={name: getattr(GivingPeriod, name) + delta for name, delta in deltas.items()}
-    ))
+    db.execute(
+        statement.on_conflict_do_update(
+            index_elements=list(key), set_={name: getattr(GivingPeriod, name) + delta for name, delta in deltas.items()}
+        )
+    )
 
 
 def _locked(db: Session, model, key: dict) -> int:

@@ -35,7 +35,6 @@ class Donation(Base):
     succeeded_at: Mapped[dt.datetime | None]
 
 
-
 class GivingProgram(Base):
     """A matching-gift or volunteer-grant program of one organization (docs/decisions.md §14)."""
 

@@ -19,11 +19,18 @@ from kindling.platform.base import utcnow
 DONATION_MATCH, VOLUNTEER_GRANT = "donation_match", "volunteer_grant"
 # The rule fields of each kind (attribute -> API name); the other kind's fields are refused.
 KIND_FIELDS = {
-    DONATION_MATCH: {"ratio_percent": "ratioPercent", "minimum_gift": "minimumGift", "maximum_match_per_gift": "maximumMatchPerGift"},
+    DONATION_MATCH: {
+        "ratio_percent": "ratioPercent",
+        "minimum_gift": "minimumGift",
+        "maximum_match_per_gift": "maximumMatchPerGift",
+    },
     VOLUNTEER_GRANT: {"rate_per_hour": "ratePerHour", "minimum_hours": "minimumHours"},
 }
 REQUIRED = {DONATION_MATCH: ("ratio_percent",), VOLUNTEER_GRANT: ("rate_per_hour",)}
-DEFAULTS: dict[str, dict[str, typing.Any]] = {DONATION_MATCH: {"minimum_gift": 1}, VOLUNTEER_GRANT: {"minimum_hours": 0.0}}
+DEFAULTS: dict[str, dict[str, typing.Any]] = {
+    DONATION_MATCH: {"minimum_gift": 1},
+    VOLUNTEER_GRANT: {"minimum_hours": 0.0},
+}
 
 
 def create_program(
@@ -94,7 +101,13 @@ def update_program(db: Session, *, caller: Principal, program_id: str, changes: 
 
 
 def list_programs(
-    db: Session, *, caller: Principal, limit: int, cursor: str | None = None, kind: str | None = None, active: bool | None = None
+    db: Session,
+    *,
+    caller: Principal,
+    limit: int,
+    cursor: str | None = None,
+    kind: str | None = None,
+    active: bool | None = None,
 ) -> tuple[list[GivingProgram], str | None]:
     """The organization's programs, newest first; every member reads the rules that apply to them."""
     statement = select(GivingProgram).where(GivingProgram.organization_id == caller.organization_id)
@@ -102,7 +115,9 @@ def list_programs(
         statement = statement.where(GivingProgram.kind == kind)
     if active is not None:
         statement = statement.where(GivingProgram.active.is_(active))
-    return pagination.page(db, statement, timestamp=GivingProgram.created_at, record_id=GivingProgram.id, limit=limit, cursor=cursor)
+    return pagination.page(
+        db, statement, timestamp=GivingProgram.created_at, record_id=GivingProgram.id, limit=limit, cursor=cursor
+    )
 
 
 def get_program(db: Session, *, caller: Principal, program_id: str) -> GivingProgram:

@@ -44,7 +44,12 @@ def create_donation(
     """A pending donation in the organization's currency; only the payment webhook settles it."""
     organization = db.get_one(Organization, caller.member_of)
     if currency != organization.currency:
-        raise invalid("body", "currency", f"must be {organization.currency}, the organization's currency", code="currency_mismatch")
+        raise invalid(
+            "body",
+            "currency",
+            f"must be {organization.currency}, the organization's currency",
+            code="currency_mismatch",
+        )
     donation = Donation(
         organization_id=organization.id,
         user_id=caller.user_id,
@@ -94,7 +99,9 @@ def list_donations(
     statement = _visible(caller)
     if status is not None:
         statement = statement.where(Donation.status == status)
-    return pagination.page(db, statement, timestamp=Donation.created_at, record_id=Donation.id, limit=limit, cursor=cursor)
+    return pagination.page(
+        db, statement, timestamp=Donation.created_at, record_id=Donation.id, limit=limit, cursor=cursor
+    )
 
 
 def get_donation(db: Session, *, caller: Principal, donation_id: str) -> Donation:
@@ -119,7 +126,11 @@ def find_paid_donation(db: Session, *, event_type: str, payment: dict) -> Donati
         return None
     # The payer's client creates the payment, so never let a small payment settle a larger pledge.
     currency = payment.get("currency")
-    if payment.get("amount") != donation.amount or not isinstance(currency, str) or currency.upper() != donation.currency:
+    if (
+        payment.get("amount") != donation.amount
+        or not isinstance(currency, str)
+        or currency.upper() != donation.currency
+    ):
         log.warning("payment event %s for donation %s ignored: amount or currency differs", event_type, donation.id)
         return None
     return donation

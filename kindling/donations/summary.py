@@ -34,17 +34,23 @@ def summarize(db: Session, *, caller: Principal, year: int | None = None) -> tup
     organization_id = caller.member_of
     currency = db.execute(select(Organization.currency).where(Organization.id == organization_id)).scalar_one()
     all_programs = db.scalars(
-        select(GivingProgram).where(GivingProgram.organization_id == organization_id).order_by(GivingProgram.created_at, GivingProgram.id)
+        select(GivingProgram)
+        .where(GivingProgram.organization_id == organization_id)
+        .order_by(GivingProgram.created_at, GivingProgram.id)
     ).all()
     if not all_programs:
         return currency, []
     now = utcnow()
     starts = {
-        program.id: dt.date(year, program.period_start_month, 1) if year is not None else programs.period_start(program, now)
+        program.id: dt.date(year, program.period_start_month, 1)
+        if year is not None
+        else programs.period_start(program, now)
         for program in all_programs
     }
     periods = list(starts.items())
-    tallies = {row.program_id: row for row in db.scalars(select(GivingPeriod).where(_in_periods(GivingPeriod, periods)))}
+    tallies = {
+        row.program_id: row for row in db.scalars(select(GivingPeriod).where(_in_periods(GivingPeriod, periods)))
+    }
     caps = {program.id: program.per_person_cap for program in all_programs}
     cap = case(*((GivingLedger.program_id == program_id, limit) for program_id, limit in caps.items()))
     people = {

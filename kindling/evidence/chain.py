@@ -145,7 +145,9 @@ class ChainCheck:
         """Compare where the chain ended with the head it should have reached."""
         if self.first_broken_seq is None and (self.last_seq, self.prev_hash) != (head_seq, head_hash):
             if self.last_seq < head_seq:
-                self._broken(self.last_seq + 1, f"the chain ends at seq {self.last_seq}, before its head seq {head_seq}")
+                self._broken(
+                    self.last_seq + 1, f"the chain ends at seq {self.last_seq}, before its head seq {head_seq}"
+                )
             else:
                 self._broken(head_seq, f"the chain does not end at its head seq {head_seq}")
 
@@ -192,8 +194,10 @@ def _members(value: object, names: frozenset, what: str) -> dict:
         raise BundleError(f"{what} is not a JSON object")
     if value.keys() != names:
         extra, missing = sorted(value.keys() - names), sorted(names - value.keys())
-        raise BundleError(f"{what} has {'members ' + ', '.join(extra) + ' it should not' if extra else ''}"
-                          f"{' and ' if extra and missing else ''}{'no ' + ', '.join(missing) if missing else ''}")
+        raise BundleError(
+            f"{what} has {'members ' + ', '.join(extra) + ' it should not' if extra else ''}"
+            f"{' and ' if extra and missing else ''}{'no ' + ', '.join(missing) if missing else ''}"
+        )
     return value
 
 
@@ -233,7 +237,9 @@ def _check_event(event: object, organization_id: str, position: int) -> None:
 EXPORT_STATEMENT_MEMBERS = ("organizationId", "framework", "period", "format", "evidenceHead", "digest")
 
 
-def export_statement(*, organization_id: str, framework: str, period: str, file_format: str, head: dict, body: bytes) -> dict:
+def export_statement(
+    *, organization_id: str, framework: str, period: str, file_format: str, head: dict, body: bytes
+) -> dict:
     """What a compliance export's signature covers: the report's identity, its evidence head and
     the hex SHA-256 of its exact bytes, so no part of it can be swapped for another's."""
     return {
@@ -287,7 +293,9 @@ def verify_bundle(bundle: object, public_keys: Iterable[bytes]) -> ChainCheck:
     # Events are checked in the order the file holds them: a file out of seq order is broken.
     for position, event in enumerate(events):
         _check_event(event, bundle["organizationId"], position)
-    check = ChainCheck(prev_hash=_hash(bundle["prevHash"], "prevHash"), last_seq=(events[0]["seq"] - 1) if events else head["seq"])
+    check = ChainCheck(
+        prev_hash=_hash(bundle["prevHash"], "prevHash"), last_seq=(events[0]["seq"] - 1) if events else head["seq"]
+    )
     for event in events:
         check.add(event)
     check.end(head["seq"], head["hash"])
@@ -319,7 +327,9 @@ def verify_checkpoint(bundle: dict, checkpoint: object, public_keys: Iterable[by
     _verify_signature(checkpoint["signature"], checkpoint_statement(checkpoint), keys, "checkpoint")
     head = bundle["head"]
     if seq > head["seq"]:
-        raise BundleError(f"the bundle ends at seq {head['seq']}, before the checkpoint's seq {seq}: the log was shortened")
+        raise BundleError(
+            f"the bundle ends at seq {head['seq']}, before the checkpoint's seq {seq}: the log was shortened"
+        )
     events = bundle["events"]
     first = events[0]["seq"] if events else head["seq"] + 1
     if seq == 0:
@@ -329,6 +339,8 @@ def verify_checkpoint(bundle: dict, checkpoint: object, public_keys: Iterable[by
     elif seq >= first:
         found = events[seq - first]["hash"]
     else:
-        raise BundleError(f"the excerpt starts at seq {first}, after the checkpoint's seq {seq}: give a bundle that holds it")
+        raise BundleError(
+            f"the excerpt starts at seq {first}, after the checkpoint's seq {seq}: give a bundle that holds it"
+        )
     if found != hash_:
         raise BundleError(f"seq {seq} has hash {found}, not the checkpoint's {hash_}: the log was rewritten")

@@ -27,7 +27,9 @@ log = logging.getLogger(__name__)
 
 EVERY = dt.timedelta(hours=1)
 # The consulting slice lies above this one: its relationships are named here, not imported.
-_relationships = sa.table("client_relationships", sa.column("consultant_id"), sa.column("organization_id"), sa.column("status"))
+_relationships = sa.table(
+    "client_relationships", sa.column("consultant_id"), sa.column("organization_id"), sa.column("status")
+)
 
 
 def document(checkpoint: EvidenceCheckpoint) -> dict:
@@ -41,7 +43,9 @@ def document(checkpoint: EvidenceCheckpoint) -> dict:
     }
 
 
-def record(db: Session, signer: Signer, *, organization_id: str, head: dict, now: dt.datetime | None = None) -> EvidenceCheckpoint:
+def record(
+    db: Session, signer: Signer, *, organization_id: str, head: dict, now: dt.datetime | None = None
+) -> EvidenceCheckpoint:
     """A signed checkpoint of the organization's chain at `head` (the latest one when it already says so),
     sent to the witnesses in the caller's transaction."""
     latest = _latest(db, organization_id)
@@ -74,15 +78,26 @@ def record_due(db: Session, signer: Signer, *, now: dt.datetime | None = None) -
     (or never); how many were made."""
     now = now or utcnow()
     latest = (
-        select(EvidenceCheckpoint.organization_id, func.max(EvidenceCheckpoint.seq).label("seq"), func.max(EvidenceCheckpoint.at).label("at"))
+        select(
+            EvidenceCheckpoint.organization_id,
+            func.max(EvidenceCheckpoint.seq).label("seq"),
+            func.max(EvidenceCheckpoint.at).label("at"),
+        )
         .group_by(EvidenceCheckpoint.organization_id)
         .subquery()
     )
-    due = db.execute(
-        select(EvidenceHead.organization_id)
-        .outerjoin(latest, latest.c.organization_id == EvidenceHead.organization_id)
-        .where(EvidenceHead.seq > 0, sa.or_(latest.c.seq.is_(None), sa.and_(EvidenceHead.seq > latest.c.seq, latest.c.at <= now - EVERY)))
-    ).scalars().all()
+    due = (
+        db.execute(
+            select(EvidenceHead.organization_id)
+            .outerjoin(latest, latest.c.organization_id == EvidenceHead.organization_id)
+            .where(
+                EvidenceHead.seq > 0,
+                sa.or_(latest.c.seq.is_(None), sa.and_(EvidenceHead.seq > latest.c.seq, latest.c.at <= now - EVERY)),
+            )
+        )
+        .scalars()
+        .all()
+    )
     for organization_id in due:
         # The last event itself, never the head row alone.
         last = db.execute(
@@ -95,10 +110,14 @@ def record_due(db: Session, signer: Signer, *, now: dt.datetime | None = None) -
     return len(due)
 
 
-def list_checkpoints(db: Session, *, organization_id: str, limit: int = 100, cursor: str | None = None) -> tuple[list[dict], str | None]:
+def list_checkpoints(
+    db: Session, *, organization_id: str, limit: int = 100, cursor: str | None = None
+) -> tuple[list[dict], str | None]:
     """The organization's checkpoints, newest first, one page at a time."""
     statement = select(EvidenceCheckpoint).where(EvidenceCheckpoint.organization_id == organization_id)
-    rows, next_cursor = page(db, statement, timestamp=EvidenceCheckpoint.at, record_id=EvidenceCheckpoint.id, limit=limit, cursor=cursor)
+    rows, next_cursor = page(
+        db, statement, timestamp=EvidenceCheckpoint.at, record_id=EvidenceCheckpoint.id, limit=limit, cursor=cursor
+    )
     return [document(row) for row in rows], next_cursor
 
 

@@ -103,9 +103,9 @@ def make_signer(seed: bytes | None, previous_public_keys: tuple[bytes, ...], dat
 def embedded_key_path(database_url: str) -> pathlib.Path | None:
     """Where an embedded database keeps its signing key: beside the database file."""
     prefix = "sqlite:///"
-    if not database_url.startswith(prefix) or database_url[len(prefix):] in ("", ":memory:"):
+    if not database_url.startswith(prefix) or database_url[len(prefix) :] in ("", ":memory:"):
         return None
-    database = pathlib.Path(database_url[len(prefix):].split("?", 1)[0])
+    database = pathlib.Path(database_url[len(prefix) :].split("?", 1)[0])
     return database.with_name(database.name + ".evidence-key.pem")
 
 

@@ -29,7 +29,9 @@ CHECK_IN_RECORDED = "check_in.recorded"
 CHECK_IN_CHECKED_OUT = "check_in.checked_out"  # {opportunityId, checkedOutAt, hours}
 CHECK_IN_APPROVED = "check_in.approved"  # {opportunityId, verified, hours}
 DONATION_RECORDED = "donation.recorded"  # {amount, currency, status, createdAt}
-DONATION_STATUS_SET = "donation.status_set"  # {status, previousStatus, amount, currency, providerEventId, providerEventType}
+DONATION_STATUS_SET = (
+    "donation.status_set"  # {status, previousStatus, amount, currency, providerEventId, providerEventType}
+)
 # {weekStart, revision, respondents, responses, averages, energyRespondents, sentiment, privacy}: the
 # figures as published, with their noise; actorId null, as no one person publishes them.
 WELLBEING_PUBLISHED = "wellbeing.published"
@@ -88,7 +90,18 @@ _STREAM_BATCH = 5000
 EXPORT_LIMIT = 100_000
 _COLUMNS = tuple(
     _events.c[name]
-    for name in ("seq", "organization_id", "type", "subject_kind", "subject_id", "actor_id", "data", "occurred_at", "prev_hash", "hash")
+    for name in (
+        "seq",
+        "organization_id",
+        "type",
+        "subject_kind",
+        "subject_id",
+        "actor_id",
+        "data",
+        "occurred_at",
+        "prev_hash",
+        "hash",
+    )
 )
 
 
@@ -259,7 +272,9 @@ def verify(db: Session, *, organization_id: str) -> dict:
 
 def _check_head_row(db: Session, organization_id: str, last: dict, check: ChainCheck) -> None:
     """The head row must point at the last event, or at one appended since (its event commits with it)."""
-    row = db.execute(select(_heads.c.seq, _heads.c.hash).where(_heads.c.organization_id == organization_id)).one_or_none()
+    row = db.execute(
+        select(_heads.c.seq, _heads.c.hash).where(_heads.c.organization_id == organization_id)
+    ).one_or_none()
     stored = (row.seq, row.hash) if row else (0, GENESIS_HASH)
     if stored[0] < last["seq"] or (stored[0] == last["seq"] and stored[1] != last["hash"]):
         check.first_broken_seq, check.fault = last["seq"], "the head row does not point at the last event"
@@ -304,7 +319,9 @@ def export(
     in_log = (_events.c.organization_id == organization_id, _events.c.seq <= current["seq"])
     # Every event from the first to the last in the range, so the excerpt is one unbroken piece
     # of the chain even where clocks of several servers let occurredAt step back.
-    first, last_seq = db.execute(_range(select(func.min(_events.c.seq), func.max(_events.c.seq)).where(*in_log), since, until, "body")).one()
+    first, last_seq = db.execute(
+        _range(select(func.min(_events.c.seq), func.max(_events.c.seq)).where(*in_log), since, until, "body")
+    ).one()
     if first is not None and last_seq - first + 1 > EXPORT_LIMIT:
         count = last_seq - first + 1
         raise BadRequest(

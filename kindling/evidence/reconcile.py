@@ -12,6 +12,8 @@ from kindling.evidence.models import EvidenceEvent
 from kindling.platform.base import UTCDateTime
 
 _events = EvidenceEvent.__table__
+
+
 def _common() -> tuple:
     return sa.column("id"), sa.column("organization_id")
 
@@ -20,15 +22,28 @@ def _common() -> tuple:
 # below the slices that own these tables, so it names the columns rather than import the models.
 _RECORDS = {
     "act": sa.table(
-        "kindness_acts", *_common(), sa.column("created_at", UTCDateTime()), sa.column("category"),
-        sa.column("verification_level"), sa.column("verified_level"), sa.column("verification_status"),
+        "kindness_acts",
+        *_common(),
+        sa.column("created_at", UTCDateTime()),
+        sa.column("category"),
+        sa.column("verification_level"),
+        sa.column("verified_level"),
+        sa.column("verification_status"),
     ),
     "check_in": sa.table(
-        "volunteer_check_ins", *_common(), sa.column("checked_in_at", UTCDateTime()), sa.column("user_id"),
-        sa.column("verified", sa.Boolean()), sa.column("hours", sa.Float()),
+        "volunteer_check_ins",
+        *_common(),
+        sa.column("checked_in_at", UTCDateTime()),
+        sa.column("user_id"),
+        sa.column("verified", sa.Boolean()),
+        sa.column("hours", sa.Float()),
     ),
     "donation": sa.table(
-        "donations", *_common(), sa.column("created_at", UTCDateTime()), sa.column("amount"), sa.column("currency"),
+        "donations",
+        *_common(),
+        sa.column("created_at", UTCDateTime()),
+        sa.column("amount"),
+        sa.column("currency"),
         sa.column("status"),
     ),
 }
@@ -76,7 +91,12 @@ def _differences(db: Session, organization_id: str, up_to: int, kind: str, table
             .order_by(_events.c.subject_id, _events.c.seq)
         )
         for subject_id, subject_kind, type_, actor_id, data in events:
-            event = {"subject": {"kind": subject_kind, "id": subject_id}, "type": type_, "actorId": actor_id, "data": data}
+            event = {
+                "subject": {"kind": subject_kind, "id": subject_id},
+                "type": type_,
+                "actorId": actor_id,
+                "data": data,
+            }
             states[subject_id] = replay.apply(states.get(subject_id), event)
         for row in rows:
             state = states.pop(row.id, None)
@@ -102,8 +122,18 @@ def _table_facts(kind: str, row) -> dict:
             "verificationStatus": row.verification_status,
         }
     if kind == "check_in":
-        return {"checkedInAt": timestamp(row.checked_in_at), "userId": row.user_id, "verified": row.verified, "hours": row.hours}
-    return {"createdAt": timestamp(row.created_at), "amount": row.amount, "currency": row.currency, "status": row.status}
+        return {
+            "checkedInAt": timestamp(row.checked_in_at),
+            "userId": row.user_id,
+            "verified": row.verified,
+            "hours": row.hours,
+        }
+    return {
+        "createdAt": timestamp(row.created_at),
+        "amount": row.amount,
+        "currency": row.currency,
+        "status": row.status,
+    }
 
 
 def _first_difference(log: dict | None, table: dict | None) -> dict:
@@ -114,5 +144,3 @@ def _first_difference(log: dict | None, table: dict | None) -> dict:
         if log.get(name) != value:
             return {"field": name, "log": log.get(name), "table": value}
     raise AssertionError("no difference")
-
-

@@ -22,7 +22,19 @@ FIELDS = {
 _DECISIONS = ("verification.decided", "attestation.answered")
 # The members of `data` that set a record's facts.
 _FACTS = frozenset(
-    {"createdAt", "checkedInAt", "category", "requestedLevel", "contentDigest", "userId", "verified", "hours", "amount", "currency", "status"}
+    {
+        "createdAt",
+        "checkedInAt",
+        "category",
+        "requestedLevel",
+        "contentDigest",
+        "userId",
+        "verified",
+        "hours",
+        "amount",
+        "currency",
+        "status",
+    }
 )
 
 
@@ -87,7 +99,11 @@ def implied(kind: str, state: dict) -> dict:
         decisions = state.get("decisions", {})
         verified = verified_level(decisions)
         requested = state.get("requestedLevel")
-        status = None if requested is None else verification_status(requested=requested, verified=verified, decisions=decisions)
+        status = (
+            None
+            if requested is None
+            else verification_status(requested=requested, verified=verified, decisions=decisions)
+        )
         return {**_pick(state, FIELDS[kind]), "verifiedLevel": verified, "verificationStatus": status}
     return _pick(state, FIELDS[kind])
 

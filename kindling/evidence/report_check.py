@@ -48,7 +48,9 @@ def check_report(bundle: dict, document: object) -> list[str]:
         raise BundleError(f"the bundle does not hold the report's evidence head {head['seq']}:{head['hash']}")
     figures = _figures(events[: head["seq"]], report)
     if figures["complianceRate"] != report["complianceRate"]:
-        raise BundleError(f"complianceRate is {report['complianceRate']} in the report, {figures['complianceRate']} from the log")
+        raise BundleError(
+            f"complianceRate is {report['complianceRate']} in the report, {figures['complianceRate']} from the log"
+        )
     shown = []
     for indicator in report["indicators"]:
         metric = indicator["metric"]
@@ -56,9 +58,14 @@ def check_report(bundle: dict, document: object) -> list[str]:
             shown.append(metric)
             continue
         value, evidence = figures["measures"][metric](indicator)
-        for name, expected, stated in (("value", value, indicator["value"]), ("evidence", evidence, indicator["evidence"])):
+        for name, expected, stated in (
+            ("value", value, indicator["value"]),
+            ("evidence", evidence, indicator["evidence"]),
+        ):
             if expected != stated:
-                raise BundleError(f"{indicator['code']} ({metric}) {name} is {stated} in the report, {expected} from the log")
+                raise BundleError(
+                    f"{indicator['code']} ({metric}) {name} is {stated} in the report, {expected} from the log"
+                )
     return shown
 
 
@@ -141,7 +148,10 @@ def _figures(events: list[dict], report: dict) -> dict:
         "volunteer_participants": lambda _: (len(participants), check_ins.evidence()),
         "donations_succeeded": lambda _: (donations.verified, donations.evidence()),
         # The unit of the figure is the organization's currency, which every donation is in.
-        "donation_amount": lambda indicator: (float(major_units(succeeded_minor, indicator["unit"])), donations.evidence()),
+        "donation_amount": lambda indicator: (
+            float(major_units(succeeded_minor, indicator["unit"])),
+            donations.evidence(),
+        ),
         "wellbeing_mood_average": survey("mood"),
         "wellbeing_stress_average": survey("stress"),
     }

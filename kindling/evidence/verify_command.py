@@ -62,7 +62,9 @@ def verify_bundle_file(
     head, events = bundle["head"], bundle["events"]
     if is_excerpt(bundle):
         first = events[0]["seq"] if events else head["seq"] + 1
-        held = f"an EXCERPT of {check.events} events, seq {first} to {head['seq']}, chained from hash {bundle['prevHash']}"
+        held = (
+            f"an EXCERPT of {check.events} events, seq {first} to {head['seq']}, chained from hash {bundle['prevHash']}"
+        )
     else:
         held = f"the whole log up to seq {head['seq']}, {check.events} events"
     also = "".join(
@@ -95,7 +97,11 @@ def _keys_from_file(path: str) -> list[bytes]:
         raise Unusable(f"{path} is not a saved answer of GET /api/evidence/keys")
     keys = []
     for entry in entries:
-        if not isinstance(entry, dict) or entry.get("algorithm") != "Ed25519" or type(entry.get("publicKey")) is not str:
+        if (
+            not isinstance(entry, dict)
+            or entry.get("algorithm") != "Ed25519"
+            or type(entry.get("publicKey")) is not str
+        ):
             raise Unusable(f"{path}: every key must be {{keyId, algorithm: Ed25519, publicKey}}")
         key = decode_public_key(entry["publicKey"])
         if entry.get("keyId") != key_id(key):

@@ -209,7 +209,9 @@ def list_acts(
         query = query.where(KindnessAct.created_at >= since)
     if until is not None:
         query = query.where(KindnessAct.created_at < until)
-    query = pagination.keyset(query, timestamp=KindnessAct.created_at, record_id=KindnessAct.id, limit=limit, cursor=cursor)
+    query = pagination.keyset(
+        query, timestamp=KindnessAct.created_at, record_id=KindnessAct.id, limit=limit, cursor=cursor
+    )
     acts = [ActRow._make(row) for row in db.execute(query)]
     return pagination.cut(acts, limit=limit, position=lambda act: (act.created_at, act.id))
 
@@ -227,7 +229,9 @@ def lock_organization(db: DbSession, organization_id: str) -> None:
     )
 
 
-def _raise_ripple_counts(db: DbSession, organization_id: str, *, sender_id: str, at: dt.datetime) -> collections.Counter:
+def _raise_ripple_counts(
+    db: DbSession, organization_id: str, *, sender_id: str, at: dt.datetime
+) -> collections.Counter:
     """Count an act sent at `at` towards the acts its sender received in the window before it."""
     raised = db.scalars(
         update(KindnessAct)
@@ -286,7 +290,7 @@ def add_to_category_tally(
             verification_sum=KindnessTally.verification_sum + verification_sum,
             ripple_sum=KindnessTally.ripple_sum + ripple_sum,
         )
-        .execution_options(synchronize_session=False)
+        .execution_options(synchronize_session=False),
     )
     if changed == 0:
         db.execute(
@@ -309,7 +313,9 @@ def _count_recipient(db: DbSession, organization_id: str, recipient_id: str) -> 
             KindnessRecipientTally.recipient_id == recipient_id,
         )
         .values(acts=KindnessRecipientTally.acts + 1)
-        .execution_options(synchronize_session=False)
+        .execution_options(synchronize_session=False),
     )
     if changed == 0:
-        db.execute(insert(KindnessRecipientTally).values(organization_id=organization_id, recipient_id=recipient_id, acts=1))
+        db.execute(
+            insert(KindnessRecipientTally).values(organization_id=organization_id, recipient_id=recipient_id, acts=1)
+        )

@@ -56,8 +56,9 @@ def compute_stats(db: DbSession, *, organization_id: str) -> dict:
     by_category = dict.fromkeys(CATEGORIES, 0)
     verification_sum = ripple_sum = 0
     tallies = db.execute(
-        select(KindnessTally.category, KindnessTally.acts, KindnessTally.verification_sum, KindnessTally.ripple_sum)
-        .where(KindnessTally.organization_id == organization_id)
+        select(
+            KindnessTally.category, KindnessTally.acts, KindnessTally.verification_sum, KindnessTally.ripple_sum
+        ).where(KindnessTally.organization_id == organization_id)
     )
     for category, acts, verification, ripple in tallies:
         by_category[category] = acts

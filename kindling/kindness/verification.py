@@ -66,7 +66,13 @@ def decide(
     decisions = verification_status.decisions_of(db, act.id)
     _check_open(act, level, decisions)
     record = VerificationDecision(
-        act_id=act.id, level=level, decision=decision, decided_by=caller.user_id, note=note, reference=reference, authority=authority
+        act_id=act.id,
+        level=level,
+        decision=decision,
+        decided_by=caller.user_id,
+        note=note,
+        reference=reference,
+        authority=authority,
     )
     _record(db, cache, act, record, decisions)
     evidence.append(
@@ -80,7 +86,9 @@ def decide(
     return record
 
 
-def list_decisions(db: DbSession, *, caller: Principal, act_id: str) -> list[tuple[VerificationDecision, Attestation | None]]:
+def list_decisions(
+    db: DbSession, *, caller: Principal, act_id: str
+) -> list[tuple[VerificationDecision, Attestation | None]]:
     """The act's decisions by level, each with the attestation it answered (or None)."""
     act = kindness.get_act(db, caller=caller, act_id=act_id)
     rows = db.execute(
@@ -92,7 +100,9 @@ def list_decisions(db: DbSession, *, caller: Principal, act_id: str) -> list[tup
     return [(decision, attestation) for decision, attestation in rows]
 
 
-def list_pending(db: DbSession, *, caller: Principal, limit: int = 100, cursor: str | None = None) -> tuple[list, str | None]:
+def list_pending(
+    db: DbSession, *, caller: Principal, limit: int = 100, cursor: str | None = None
+) -> tuple[list, str | None]:
     """The acts waiting for the caller: as recipient, and as manager or admin, the acts of the
     caller's reports first (docs/decisions.md §6), each part newest first."""
     waiting = [and_(KindnessAct.verification_awaiting == "recipient", KindnessAct.recipient_id == caller.user_id)]
@@ -102,7 +112,9 @@ def list_pending(db: DbSession, *, caller: Principal, limit: int = 100, cursor: 
         decidable: ColumnElement[bool] = KindnessAct.verification_awaiting.in_(approves)
         if not caller.is_admin:
             # A manager decides level 3 for their reports and for people with no manager on record.
-            no_manager = select(User.id).where(User.organization_id == caller.organization_id, User.manager_id.is_(None))
+            no_manager = select(User.id).where(
+                User.organization_id == caller.organization_id, User.manager_id.is_(None)
+            )
             decidable = and_(decidable, or_(KindnessAct.user_id.in_(reports), KindnessAct.user_id.in_(no_manager)))
         waiting.append(and_(decidable, KindnessAct.user_id != caller.user_id))
     rank = case((KindnessAct.user_id.in_(reports), 0), else_=1)
@@ -111,9 +123,14 @@ def list_pending(db: DbSession, *, caller: Principal, limit: int = 100, cursor: 
         key, record_id = decode_name_cursor(cursor)
         position = _pending_position(key)
         statement = statement.where(
-            or_(rank > position[0], and_(rank == position[0], tuple_(KindnessAct.created_at, KindnessAct.id) < (position[1], record_id)))
+            or_(
+                rank > position[0],
+                and_(rank == position[0], tuple_(KindnessAct.created_at, KindnessAct.id) < (position[1], record_id)),
+            )
         )
-    rows = db.execute(statement.order_by(rank, KindnessAct.created_at.desc(), KindnessAct.id.desc()).limit(limit + 1)).all()
+    rows = db.execute(
+        statement.order_by(rank, KindnessAct.created_at.desc(), KindnessAct.id.desc()).limit(limit + 1)
+    ).all()
     acts = [act for act, _ in rows[:limit]]
     if len(rows) <= limit:
         return acts, None
@@ -151,7 +168,9 @@ def request_attestation(
     attestation open, and the request's checks are made again once the lock is held.
     """
     if mailer is None or page_url is None:
-        raise ServiceUnavailable("Kindling sends attestations by mail, and no mail server is configured", code="mail_unavailable")
+        raise ServiceUnavailable(
+            "Kindling sends attestations by mail, and no mail server is configured", code="mail_unavailable"
+        )
     act = kindness.get_act(db, caller=caller, act_id=act_id)
     _check_attestation_request(db, act, caller=caller, level=level, attester_organization=attester_organization)
     address = attester_email.strip()
@@ -165,12 +184,18 @@ def request_attestation(
             to=address,
             subject=_one_line(f"{organization.name} asks you to confirm an act of kindness"),
             text=_attestation_mail(
-                organization=organization.name, act=act, level=level, name=attester_name,
-                link=f"{page_url}/attest#{token}", expires_at=expires_at,
+                organization=organization.name,
+                act=act,
+                level=level,
+                name=attester_name,
+                link=f"{page_url}/attest#{token}",
+                expires_at=expires_at,
             ),
         )
     except MailError:
-        raise ServiceUnavailable("The mail server did not take the attestation mail; nothing was sent", code="mail_unavailable") from None
+        raise ServiceUnavailable(
+            "The mail server did not take the attestation mail; nothing was sent", code="mail_unavailable"
+        ) from None
     kindness.lock_organization(db, act.organization_id)
     db.refresh(act)
     _check_attestation_request(db, act, caller=caller, level=level, attester_organization=attester_organization)
@@ -305,7 +330,9 @@ def _check_attestation_request(
     if level == 2 and verification_status.recipient_is_member(
         db, organization_id=act.organization_id, recipient_id=act.recipient_id
     ):
-        raise Conflict("The recipient is a member of the organization and confirms level 2 in person", code="recipient_is_member")
+        raise Conflict(
+            "The recipient is a member of the organization and confirms level 2 in person", code="recipient_is_member"
+        )
     _check_open(act, level, verification_status.decisions_of(db, act.id))
 
 
@@ -321,7 +348,9 @@ def _check_independent(db: DbSession, act: KindnessAct, *, caller: Principal, le
     claimed = claimed_email_domains(db, organization_id=act.organization_id)
     other_level = db.scalar(
         select(Attestation.id)
-        .where(Attestation.act_id == act.id, Attestation.level != level, func.lower(Attestation.attester_email) == lowered)
+        .where(
+            Attestation.act_id == act.id, Attestation.level != level, func.lower(Attestation.attester_email) == lowered
+        )
         .limit(1)
     )
     if (
@@ -378,7 +407,9 @@ def _check_decider(db: DbSession, act: KindnessAct, caller: Principal, level: in
         )
     )
     if decided is not None and decided != level:
-        raise Forbidden(f"You decided level {decided} of this act: one person gives one level", code="conflict_of_interest")
+        raise Forbidden(
+            f"You decided level {decided} of this act: one person gives one level", code="conflict_of_interest"
+        )
     if level == 3 and caller.role not in APPROVERS:
         raise Forbidden("Only a manager or an admin decides level 3")
     if level == 4 and not caller.is_admin:
@@ -393,9 +424,14 @@ def _authority(db: DbSession, act: KindnessAct, caller: Principal, level: int) -
         return "admin"
     if level != 3:
         return None
-    authority = reporting_lines.decider_authority(db, sender_id=act.user_id, decider_id=caller.user_id, decider_role=caller.role)
+    authority = reporting_lines.decider_authority(
+        db, sender_id=act.user_id, decider_id=caller.user_id, decider_role=caller.role
+    )
     if authority is None:
-        raise Forbidden("Level 3 of this act is decided in its sender's reporting line, or by an admin", code="not_in_reporting_line")
+        raise Forbidden(
+            "Level 3 of this act is decided in its sender's reporting line, or by an admin",
+            code="not_in_reporting_line",
+        )
     return authority
 
 

@@ -23,7 +23,9 @@ from kindling.platform.access import canonical_id
 AWAITING = {2: "recipient", 3: "manager", 4: "admin", 5: "external"}
 
 
-def state(*, requested: int, verified: int, decisions: dict[int, str], recipient_is_member: bool) -> tuple[str, str | None]:
+def state(
+    *, requested: int, verified: int, decisions: dict[int, str], recipient_is_member: bool
+) -> tuple[str, str | None]:
     """(status, awaiting) of an act that asks for `requested` and has `verified` on record."""
     status = replay.verification_status(requested=requested, verified=verified, decisions=decisions)
     if status == "disputed" and requested > 2 and replay.dispute_stands(decisions):
@@ -37,9 +39,10 @@ def state(*, requested: int, verified: int, decisions: dict[int, str], recipient
 
 def recipient_is_member(db: DbSession, *, organization_id: str, recipient_id: str) -> bool:
     """Whether the recipient is a user of the organization, who can confirm level 2 themselves."""
-    return db.scalar(
-        select(User.id).where(User.id == canonical_id(recipient_id), User.organization_id == organization_id)
-    ) is not None
+    return (
+        db.scalar(select(User.id).where(User.id == canonical_id(recipient_id), User.organization_id == organization_id))
+        is not None
+    )
 
 
 def decisions_of(db: DbSession, act_id: str) -> dict[int, str]:

@@ -56,4 +56,3 @@ def canonical_id(value: str) -> str:
 def principal(token_info: dict) -> Principal:
     """The caller, from the token info Connexion's security step hands a handler."""
     return token_info["principal"]
-

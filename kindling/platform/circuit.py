@@ -82,7 +82,9 @@ class CircuitBreaker:
             opened = self._retry_at is None
             self._retry_at = self._clock() + self._cooldown
         if opened:
-            log.warning("%s unavailable, falling back to this process for %g s at a time: %s", self.name, self._cooldown, exc)
+            log.warning(
+                "%s unavailable, falling back to this process for %g s at a time: %s", self.name, self._cooldown, exc
+            )
 
     def _recover(self) -> None:
         with self._lock:

@@ -30,7 +30,9 @@ def make_engine(url: str, *, silence_limit: float | None = SILENCE_LIMIT) -> Eng
     """An engine tuned for the dialect the URL names; `silence_limit=None` lets statements run
     as long as they take (bulk seeding, say)."""
     if url.startswith("sqlite"):
-        engine = create_engine(url, connect_args={"check_same_thread": False, "timeout": 30}, json_deserializer=orjson.loads)
+        engine = create_engine(
+            url, connect_args={"check_same_thread": False, "timeout": 30}, json_deserializer=orjson.loads
+        )
         _sqlite_transactions(engine)
         return engine
     # Process-wide, as psycopg2 has it: every PostgreSQL connection of the process waits through it.
@@ -117,9 +119,10 @@ def truncate_write_ahead_log(engine: Engine | Connection) -> None:
     engine = engine.engine
     if engine.dialect.name != "sqlite" or not engine.url.database:
         return
-    with contextlib.suppress(sqlite3.OperationalError), contextlib.closing(
-        sqlite3.connect(engine.url.database, timeout=0)
-    ) as connection:
+    with (
+        contextlib.suppress(sqlite3.OperationalError),
+        contextlib.closing(sqlite3.connect(engine.url.database, timeout=0)) as connection,
+    ):
         connection.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
 
 

@@ -71,7 +71,12 @@ def _invalid() -> BadRequest:
 
 
 def keyset(
-    statement: Select, *, timestamp: InstrumentedAttribute, record_id: InstrumentedAttribute, limit: int, cursor: str | None
+    statement: Select,
+    *,
+    timestamp: InstrumentedAttribute,
+    record_id: InstrumentedAttribute,
+    limit: int,
+    cursor: str | None,
 ) -> Select:
     """`statement` after `cursor`, newest `timestamp` first, one row beyond `limit` to tell whether more follow."""
     if cursor is not None:
@@ -79,7 +84,9 @@ def keyset(
     return statement.order_by(timestamp.desc(), record_id.desc()).limit(limit + 1)
 
 
-def cut(rows: Sequence[T], *, limit: int, position: Callable[[T], tuple[dt.datetime, str]]) -> tuple[list[T], str | None]:
+def cut(
+    rows: Sequence[T], *, limit: int, position: Callable[[T], tuple[dt.datetime, str]]
+) -> tuple[list[T], str | None]:
     """The first `limit` of a `keyset` statement's rows, and the cursor of the next page; `position` gives a row's (timestamp, id)."""
     if len(rows) <= limit:
         return list(rows), None

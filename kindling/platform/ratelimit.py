@@ -58,7 +58,9 @@ class RateLimiter:
     moving window: no burst at a window's edge, and they are few.
     """
 
-    def __init__(self, redis_url: str | None, multiplier: float = 1.0, *, breaker: CircuitBreaker | None = None) -> None:
+    def __init__(
+        self, redis_url: str | None, multiplier: float = 1.0, *, breaker: CircuitBreaker | None = None
+    ) -> None:
         self._breaker = breaker or redis_breaker()
         self._fallback: Storage = MemoryStorage()
         self._primary: Storage = (

@@ -67,7 +67,9 @@ def export(db: Session, *, user: User) -> dict:
             "erasedAt": user.erased_at,
             "createdAt": user.created_at,
         },
-        "directory": None if directory is None else {
+        "directory": None
+        if directory is None
+        else {
             "userName": directory.user_name,
             "externalId": directory.external_id,
             "resource": directory.resource,
@@ -112,11 +114,15 @@ def export(db: Session, *, user: User) -> dict:
                 "verified": check_in.verified,
                 "hours": check_in.hours,
             }
-            for check_in in db.scalars(select(CheckIn).where(CheckIn.user_id == user.id).order_by(CheckIn.checked_in_at))
+            for check_in in db.scalars(
+                select(CheckIn).where(CheckIn.user_id == user.id).order_by(CheckIn.checked_in_at)
+            )
         ],
         "checkInApprovals": [
             {"checkInId": check_in.id, "approvedAt": check_in.approved_at, "note": check_in.approval_note}
-            for check_in in db.scalars(select(CheckIn).where(CheckIn.approved_by == user.id).order_by(CheckIn.approved_at))
+            for check_in in db.scalars(
+                select(CheckIn).where(CheckIn.approved_by == user.id).order_by(CheckIn.approved_at)
+            )
         ],
         "donations": [
             {
@@ -128,7 +134,9 @@ def export(db: Session, *, user: User) -> dict:
                 "status": donation.status,
                 "createdAt": donation.created_at,
             }
-            for donation in db.scalars(select(Donation).where(Donation.user_id == user.id).order_by(Donation.created_at))
+            for donation in db.scalars(
+                select(Donation).where(Donation.user_id == user.id).order_by(Donation.created_at)
+            )
         ],
         "givingRequests": [
             {
@@ -159,11 +167,18 @@ def export(db: Session, *, user: User) -> dict:
                 "createdAt": response.created_at,
             }
             for response in db.scalars(
-                select(WellbeingResponse).where(WellbeingResponse.user_id == user.id).order_by(WellbeingResponse.created_at)
+                select(WellbeingResponse)
+                .where(WellbeingResponse.user_id == user.id)
+                .order_by(WellbeingResponse.created_at)
             )
         ],
         "sessions": [
-            {"id": session.id, "createdAt": session.created_at, "expiresAt": session.expires_at, "revokedAt": session.revoked_at}
+            {
+                "id": session.id,
+                "createdAt": session.created_at,
+                "expiresAt": session.expires_at,
+                "revokedAt": session.revoked_at,
+            }
             for session in db.scalars(
                 select(SignInSession).where(SignInSession.user_id == user.id).order_by(SignInSession.created_at)
             )

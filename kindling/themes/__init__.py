@@ -1,4 +1,5 @@
 """Pure theme engine: the 31 shadcn/ui colour tokens, generation, contrast repair and CSS."""
+
 from .contrast import MIN_CONTRAST, check_theme, contrast
 from .css import theme_css
 from .palette import CHART_MIN_DELTA_E, MOODS, generate_theme

@@ -1,4 +1,5 @@
 """WCAG 2.1 contrast of token values, and the check and repair of a theme's pairs."""
+
 import math
 
 from .srgb import color_of, fit_value, in_gamut
@@ -47,13 +48,15 @@ def check_theme(theme: dict[str, dict[str, str]]) -> dict:
         for background, foreground in CONTRAST_PAIRS:
             ratio = contrast(tokens[background], tokens[foreground])
             if ratio < MIN_CONTRAST:
-                failing_pairs.append({
-                    "mode": mode,
-                    "background": background,
-                    "foreground": foreground,
-                    # Rounded down, so a failing 4.497 never reads as a passing 4.5.
-                    "contrast": math.floor(ratio * 100) / 100,
-                })
+                failing_pairs.append(
+                    {
+                        "mode": mode,
+                        "background": background,
+                        "foreground": foreground,
+                        # Rounded down, so a failing 4.497 never reads as a passing 4.5.
+                        "contrast": math.floor(ratio * 100) / 100,
+                    }
+                )
         fitted = {}
         for name in TOKEN_NAMES:
             value = tokens[name]

@@ -1,4 +1,5 @@
 """A theme as CSS custom properties for a Tailwind v4 (shadcn/ui) app."""
+
 from .tokens import TOKEN_NAMES
 
 _SELECTORS = {"light": ":root", "dark": ".dark"}

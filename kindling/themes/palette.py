@@ -12,6 +12,7 @@ of range are clamped, so no answer can break the engine:
   (default: the primary's hue).
 - ``neutralTint``: 0 to 1; how strongly neutrals carry that hue (0: greys).
 """
+
 import math
 from collections.abc import Mapping
 from typing import NamedTuple
@@ -62,14 +63,32 @@ class _Shades(NamedTuple):
 # Chart lightnesses are 0.09 apart, so any two charts are further apart in Oklab
 # than CHART_MIN_DELTA_E whatever their hues and however the gamut cuts chroma.
 _LIGHT = _Shades(
-    background=0.985, surface=0.995, muted=0.955, muted_text=0.5, subtle=0.94,
-    border=0.91, input=0.91, ring=0.7, sidebar=0.97, brand=(0.0, 0.8),
-    destructive=(0.577, 0.245, 27.325), charts=(0.62, 0.53, 0.44, 0.8, 0.71),
+    background=0.985,
+    surface=0.995,
+    muted=0.955,
+    muted_text=0.5,
+    subtle=0.94,
+    border=0.91,
+    input=0.91,
+    ring=0.7,
+    sidebar=0.97,
+    brand=(0.0, 0.8),
+    destructive=(0.577, 0.245, 27.325),
+    charts=(0.62, 0.53, 0.44, 0.8, 0.71),
 )
 _DARK = _Shades(
-    background=0.16, surface=0.21, muted=0.27, muted_text=0.71, subtle=0.3,
-    border=0.3, input=0.33, ring=0.56, sidebar=0.2, brand=(0.55, 1.0),
-    destructive=(0.704, 0.191, 22.216), charts=(0.59, 0.68, 0.77, 0.5, 0.86),
+    background=0.16,
+    surface=0.21,
+    muted=0.27,
+    muted_text=0.71,
+    subtle=0.3,
+    border=0.3,
+    input=0.33,
+    ring=0.56,
+    sidebar=0.2,
+    brand=(0.55, 1.0),
+    destructive=(0.704, 0.191, 22.216),
+    charts=(0.59, 0.68, 0.77, 0.5, 0.86),
 )
 _LIGHT_TEXT = 0.985
 _DARK_TEXT = 0.18
@@ -111,9 +130,7 @@ def generate_theme(
     return {"light": _mode(palette, _LIGHT), "dark": _mode(palette, _DARK)}
 
 
-def _palette(
-    primary: _Lch, secondary: _Lch | None, accent: _Lch | None, intent: Mapping[str, object]
-) -> _Palette:
+def _palette(primary: _Lch, secondary: _Lch | None, accent: _Lch | None, intent: Mapping[str, object]) -> _Palette:
     mood = intent.get("mood")
     style = _MOOD_STYLES.get(mood.lower(), _DEFAULT_STYLE) if isinstance(mood, str) else _DEFAULT_STYLE
     chroma_scale = _number(intent, "chromaScale", 0.5, 1.5, style.chroma_scale)
@@ -178,10 +195,7 @@ def _mode(palette: _Palette, shades: _Shades) -> dict[str, str]:
     background = neutral(shades.background, 0.5)
     surface = neutral(shades.surface, 0.3)
     primary = brand(palette.primary)
-    secondary = (
-        brand(palette.secondary) if palette.secondary
-        else tint(shades.subtle, palette.primary, _TINT_CHROMA)
-    )
+    secondary = brand(palette.secondary) if palette.secondary else tint(shades.subtle, palette.primary, _TINT_CHROMA)
     accent = tint(shades.subtle, palette.accent or palette.primary, _TINT_CHROMA)
     muted = neutral(shades.muted)
     sidebar = neutral(shades.sidebar)

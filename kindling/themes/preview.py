@@ -1,4 +1,5 @@
 """A self-contained HTML page showing a theme: its colours in both modes and sample components."""
+
 from html import escape
 
 from .css import theme_css

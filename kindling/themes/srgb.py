@@ -1,4 +1,5 @@
 """Token values as sRGB colours: gamut mapping, hex in and out."""
+
 import re
 
 from coloraide import Color

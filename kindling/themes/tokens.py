@@ -1,16 +1,41 @@
 """Theme token names, the "L C H" value format and theme validation."""
+
 import math
 import re
 from collections.abc import Mapping
 
 TOKEN_NAMES = (
-    "background", "foreground", "card", "card-foreground", "popover",
-    "popover-foreground", "primary", "primary-foreground", "secondary",
-    "secondary-foreground", "muted", "muted-foreground", "accent",
-    "accent-foreground", "destructive", "border", "input", "ring", "chart-1",
-    "chart-2", "chart-3", "chart-4", "chart-5", "sidebar", "sidebar-foreground",
-    "sidebar-primary", "sidebar-primary-foreground", "sidebar-accent",
-    "sidebar-accent-foreground", "sidebar-border", "sidebar-ring",
+    "background",
+    "foreground",
+    "card",
+    "card-foreground",
+    "popover",
+    "popover-foreground",
+    "primary",
+    "primary-foreground",
+    "secondary",
+    "secondary-foreground",
+    "muted",
+    "muted-foreground",
+    "accent",
+    "accent-foreground",
+    "destructive",
+    "border",
+    "input",
+    "ring",
+    "chart-1",
+    "chart-2",
+    "chart-3",
+    "chart-4",
+    "chart-5",
+    "sidebar",
+    "sidebar-foreground",
+    "sidebar-primary",
+    "sidebar-primary-foreground",
+    "sidebar-accent",
+    "sidebar-accent-foreground",
+    "sidebar-border",
+    "sidebar-ring",
 )
 
 MODES = ("light", "dark")

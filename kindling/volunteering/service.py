@@ -107,7 +107,12 @@ def list_opportunities(
     """The organization's opportunities, latest start first, one page at a time."""
     statement = select(VolunteerOpportunity).where(VolunteerOpportunity.organization_id == organization_id)
     return pagination.page(
-        db, statement, timestamp=VolunteerOpportunity.starts_at, record_id=VolunteerOpportunity.id, limit=limit, cursor=cursor
+        db,
+        statement,
+        timestamp=VolunteerOpportunity.starts_at,
+        record_id=VolunteerOpportunity.id,
+        limit=limit,
+        cursor=cursor,
     )
 
 
@@ -274,10 +279,17 @@ def approve_check_in(
         raise Conflict("This check-in is already verified", code="already_verified")
     if hours is not None:
         if record.checked_out_at is not None:
-            raise Conflict("The volunteer checked out: the check-in's hours are the time they were there", code="already_checked_out")
+            raise Conflict(
+                "The volunteer checked out: the check-in's hours are the time they were there",
+                code="already_checked_out",
+            )
         most = most_hours(record, opportunity)
         if hours > most:
-            raise invalid("body", "hours", f"must be at most {most:g}: the time from check-in to the end of the opportunity, and at most {MAX_HOURS}")
+            raise invalid(
+                "body",
+                "hours",
+                f"must be at most {most:g}: the time from check-in to the end of the opportunity, and at most {MAX_HOURS}",
+            )
         record.hours = float(Decimal(repr(hours)).quantize(Decimal("0.01"), ROUND_HALF_UP))
     record.verified = True
     record.approved_by = caller.user_id
@@ -302,10 +314,14 @@ def list_check_ins(
     """An opportunity's check-ins, newest first, one page at a time."""
     opportunity = get_opportunity(db, organization_id=caller.member_of, opportunity_id=opportunity_id)
     statement = select(CheckIn).where(CheckIn.opportunity_id == opportunity.id)
-    return pagination.page(db, statement, timestamp=CheckIn.checked_in_at, record_id=CheckIn.id, limit=limit, cursor=cursor)
+    return pagination.page(
+        db, statement, timestamp=CheckIn.checked_in_at, record_id=CheckIn.id, limit=limit, cursor=cursor
+    )
 
 
 def _record_hour_milestones(db: Session, *, organization_id: str) -> None:
     # Only verified check-ins are evidence, so only they count towards hour milestones.
-    hours = db.scalar(select(func.sum(CheckIn.hours)).where(CheckIn.organization_id == organization_id, CheckIn.verified.is_(True)))
+    hours = db.scalar(
+        select(func.sum(CheckIn.hours)).where(CheckIn.organization_id == organization_id, CheckIn.verified.is_(True))
+    )
     milestones.record_milestones(db, organization_id=organization_id, volunteer_hours_total=hours)

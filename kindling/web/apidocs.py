@@ -24,7 +24,11 @@ class SpecMiddleware:
         self._bodies: dict[tuple[str, str], bytes] = {}
 
     async def __call__(self, scope, receive, send):
-        if scope["type"] != "http" or scope["path"] not in (SPEC_JSON_PATH, SPEC_YAML_PATH) or scope["method"] not in ("GET", "HEAD"):
+        if (
+            scope["type"] != "http"
+            or scope["path"] not in (SPEC_JSON_PATH, SPEC_YAML_PATH)
+            or scope["method"] not in ("GET", "HEAD")
+        ):
             await self.app(scope, receive, send)
             return
         media_type = "application/json" if scope["path"] == SPEC_JSON_PATH else "application/yaml"

@@ -60,7 +60,10 @@ def create_app(settings: Settings | None = None) -> connexion.FlaskApp:
     )
     # Without API docs, no request passes through Swagger UI's router on its way in; without
     # response validation, none through the response validator's.
-    skipped = {SwaggerUIMiddleware: not settings.api_docs, ResponseValidationMiddleware: not settings.validate_responses}
+    skipped = {
+        SwaggerUIMiddleware: not settings.api_docs,
+        ResponseValidationMiddleware: not settings.validate_responses,
+    }
     middlewares = [middleware for middleware in ConnexionMiddleware.default_middlewares if not skipped.get(middleware)]
     # Compact JSON by orjson: Connexion pretty-prints with the standard library by default.
     app = connexion.FlaskApp(__name__, jsonifier=OrjsonJsonifier(), middlewares=middlewares)
@@ -94,7 +97,10 @@ def create_app(settings: Settings | None = None) -> connexion.FlaskApp:
     app.add_middleware(RouteGuardMiddleware, position=MiddlewarePosition.BEFORE_ROUTING, operations=operations)
     # After the size and route guards, so an oversized request is refused before its token is looked up.
     app.add_middleware(
-        ScimMiddleware, position=MiddlewarePosition.BEFORE_ROUTING, session_factory=state.session_factory, limiter=state.limiter
+        ScimMiddleware,
+        position=MiddlewarePosition.BEFORE_ROUTING,
+        session_factory=state.session_factory,
+        limiter=state.limiter,
     )
     # After Connexion's security step, so a caller without a session gets its 401 first.
     app.add_middleware(AuthorizationMiddleware, position=MiddlewarePosition.BEFORE_VALIDATION, operations=operations)

@@ -58,7 +58,18 @@ SCIM_MEDIA_TYPE = "application/scim+json"
 SCIM_ERROR_SCHEMA = "urn:ietf:params:scim:api:messages:2.0:Error"
 # RFC 7644 Table 9; Kindling's own 400s map to the nearest keyword (scim_envelope).
 SCIM_TYPES = frozenset(
-    {"invalidFilter", "tooMany", "uniqueness", "mutability", "invalidSyntax", "invalidPath", "noTarget", "invalidValue", "invalidVers", "sensitive"}
+    {
+        "invalidFilter",
+        "tooMany",
+        "uniqueness",
+        "mutability",
+        "invalidSyntax",
+        "invalidPath",
+        "noTarget",
+        "invalidValue",
+        "invalidVers",
+        "sensitive",
+    }
 )
 
 

@@ -69,7 +69,9 @@ class Operations:
         template that also matches it (/stats over /{id}), and fewer parameters over more."""
         if path in self.literal:
             return self.literal[path]
-        matches = [(parameters, operations) for pattern, parameters, operations in self.templated if pattern.match(path)]
+        matches = [
+            (parameters, operations) for pattern, parameters, operations in self.templated if pattern.match(path)
+        ]
         fewest = min((parameters for parameters, _ in matches), default=0)
         found: dict[str, Operation] = {}
         for parameters, operations in matches:

@@ -28,7 +28,9 @@ def _describe(location: str, error: ValidationError, prefix: tuple) -> list[dict
         return [field_error(location, dotted((*path, name)), "is required") for name in expected if name not in present]
     if kind == "additionalProperties" and isinstance(instance, dict):
         known = schema.get("properties", {})
-        return [field_error(location, dotted((*path, name)), "is not allowed") for name in instance if name not in known]
+        return [
+            field_error(location, dotted((*path, name)), "is not allowed") for name in instance if name not in known
+        ]
     if kind in ("oneOf", "anyOf") and error.context:
         return _best_branch(location, error, prefix)
     return [field_error(location, dotted(path), _message(kind, expected, schema, error.message))]
@@ -81,9 +83,15 @@ def _message(kind: str, expected, schema: dict, schema_message: str = "") -> str
     if kind == "maxLength":
         return f"must be at most {expected} characters"
     if kind == "minimum":
-        return f"must be more than {expected}" if schema.get("exclusiveMinimum") is True else f"must be at least {expected}"
+        return (
+            f"must be more than {expected}"
+            if schema.get("exclusiveMinimum") is True
+            else f"must be at least {expected}"
+        )
     if kind == "maximum":
-        return f"must be less than {expected}" if schema.get("exclusiveMaximum") is True else f"must be at most {expected}"
+        return (
+            f"must be less than {expected}" if schema.get("exclusiveMaximum") is True else f"must be at most {expected}"
+        )
     if kind == "minItems":
         return f"must have at least {expected} item{'s' if expected != 1 else ''}"
     if kind == "maxItems":

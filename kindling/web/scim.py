@@ -53,13 +53,17 @@ class ScimMiddleware:
         if scheme.lower() == "bearer" and secret.strip():
             organization_id = await run_in_threadpool(self._organization_of, secret.strip())
         if organization_id is None:
-            raise UnauthorizedException(detail="A SCIM token of the organization is required: Authorization: Bearer <token>")
+            raise UnauthorizedException(
+                detail="A SCIM token of the organization is required: Authorization: Bearer <token>"
+            )
         if self.limiter.answers_promptly():
             decision = self.limiter.hit("scim", organization_id)
         else:
             decision = await run_in_threadpool(self.limiter.hit, "scim", organization_id)
         if not decision.allowed:
-            raise RateLimited("Too many SCIM requests for this organization; retry later", retry_after=decision.retry_after)
+            raise RateLimited(
+                "Too many SCIM requests for this organization; retry later", retry_after=decision.retry_after
+            )
         scope.setdefault("state", {})[ORGANIZATION_KEY] = organization_id
 
         async def send_with_headers(message):

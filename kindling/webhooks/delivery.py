@@ -229,7 +229,7 @@ def _record_one(db: Session, attempt: Attempt, outcome: Outcome, now: dt.datetim
         update(WebhookDelivery)
         .where(WebhookDelivery.id == attempt.delivery_id, WebhookDelivery.claim_token == attempt.claim_token)
         .values(**values)
-        .execution_options(synchronize_session=False)
+        .execution_options(synchronize_session=False),
     )
     if changed != 1:
         return False
@@ -251,7 +251,11 @@ def _disable_if_failing_too_long(db: Session, endpoint_id: str, now: dt.datetime
 
 
 def deliver_due(
-    session_factory: sessionmaker[Session], policy: DestinationPolicy, *, now: dt.datetime | None = None, limit: int = BATCH
+    session_factory: sessionmaker[Session],
+    policy: DestinationPolicy,
+    *,
+    now: dt.datetime | None = None,
+    limit: int = BATCH,
 ) -> int:
     """Claim, send side by side and record one batch of due deliveries; returns how many were tried.
 

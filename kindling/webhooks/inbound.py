@@ -34,7 +34,9 @@ def receive_payment_event(db: Session, *, payload: bytes, signature: str | None,
     if not secret:
         raise ServiceUnavailable("Payment webhooks are not configured", code="webhook_not_configured")
     try:
-        event = stripe.Webhook.construct_event(payload, signature, secret, tolerance=PAYMENT_SIGNATURE_TOLERANCE_SECONDS)
+        event = stripe.Webhook.construct_event(
+            payload, signature, secret, tolerance=PAYMENT_SIGNATURE_TOLERANCE_SECONDS
+        )
     except stripe.SignatureVerificationError:
         raise BadRequest("The Stripe-Signature header does not verify", code="invalid_signature") from None
     except ValueError:
@@ -62,9 +64,7 @@ def receive_payment_event(db: Session, *, payload: bytes, signature: str | None,
     return PROCESSED if changed else IGNORED
 
 
-def receive_identity_event(
-    db: Session, *, payload: bytes, headers: Mapping[str, str], secret: str | None
-) -> str:
+def receive_identity_event(db: Session, *, payload: bytes, headers: Mapping[str, str], secret: str | None) -> str:
     """Verify a Svix-signed delivery and mirror the user event onto the linked account; the outcome."""
     if not secret:
         raise ServiceUnavailable("Identity webhooks are not configured", code="webhook_not_configured")

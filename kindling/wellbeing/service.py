@@ -149,7 +149,12 @@ def list_own_responses(
 ) -> tuple[list[WellbeingResponse], str | None]:
     """The caller's own responses, newest first, one page at a time."""
     return pagination.page(
-        db, _own(caller), timestamp=WellbeingResponse.created_at, record_id=WellbeingResponse.id, limit=limit, cursor=cursor
+        db,
+        _own(caller),
+        timestamp=WellbeingResponse.created_at,
+        record_id=WellbeingResponse.id,
+        limit=limit,
+        cursor=cursor,
     )
 
 
@@ -293,7 +298,10 @@ def summarize(db: Session, *, organization_ids: Collection[str], window: Window)
             start=window.weeks_start,
             end=window.weeks_end,
             figures=figures_of(list(weeks.values())),
-            weeks=[Week(start=monday, figures=figures_of([weeks[monday]]) if monday in weeks else None) for monday in mondays],
+            weeks=[
+                Week(start=monday, figures=figures_of([weeks[monday]]) if monday in weeks else None)
+                for monday in mondays
+            ],
         )
     return result
 

@@ -15,8 +15,18 @@ import pytest
 from PIL import ImageStat
 
 CSV_HEADER = [
-    "Framework", "Organization", "Period", "From", "To", "Compliance Rate",
-    "Code", "Title", "Value", "Unit", "Evidence Verified", "Evidence Total",
+    "Framework",
+    "Organization",
+    "Period",
+    "From",
+    "To",
+    "Compliance Rate",
+    "Code",
+    "Title",
+    "Value",
+    "Unit",
+    "Evidence Verified",
+    "Evidence Total",
 ]
 
 
@@ -45,7 +55,14 @@ def test_csv_has_a_header_and_a_row_per_indicator(client, busy):
     rows = list(csv.reader(io.StringIO(response.text, newline="")))
     assert rows[0] == CSV_HEADER
     by_code = {row[6]: row for row in rows[1:]}
-    assert list(by_code) == ["201-1", "201-1-a-ii (matched giving)", "201-1-a-ii (volunteer grants)", "403-4", "403-6", "413-1"]
+    assert list(by_code) == [
+        "201-1",
+        "201-1-a-ii (matched giving)",
+        "201-1-a-ii (volunteer grants)",
+        "403-4",
+        "403-6",
+        "413-1",
+    ]
     assert {row[0] for row in rows[1:]} == {"gri"} and {row[5] for row in rows[1:]} == {"54.5"}
     assert by_code["201-1"][8:] == ["35.0", "USD", "2", "4"]
     assert by_code["403-4"][8:] == ["", "percent", "0", "3"]  # withheld: an empty cell
@@ -59,7 +76,10 @@ def test_csv_cells_never_start_a_formula(client, named):
     assert {row[1] for row in rows[1:]} == {'\'=HYPERLINK("http://evil.test","Acme, Inc")'}
     # RFC 4180: the comma and the quotes are quoted, the quotes doubled.
     assert '"\'=HYPERLINK(""http://evil.test"",""Acme, Inc"")"' in response.text
-    assert 'filename="kindling-social-value-hyperlink-http-evil-test-acme-inc-week-' in response.headers["content-disposition"]
+    assert (
+        'filename="kindling-social-value-hyperlink-http-evil-test-acme-inc-week-'
+        in response.headers["content-disposition"]
+    )
 
 
 def test_json_is_the_report_body(client, busy):
@@ -67,13 +87,18 @@ def test_json_is_the_report_body(client, busy):
 
     assert response.status_code == 200
     assert response.headers["content-type"] == "application/json"
-    assert re.fullmatch(r'attachment; filename="kindling-csrd-[a-z0-9-]+-year-\d{4}-\d{2}-\d{2}\.json"', response.headers["content-disposition"])
+    assert re.fullmatch(
+        r'attachment; filename="kindling-csrd-[a-z0-9-]+-year-\d{4}-\d{2}-\d{2}\.json"',
+        response.headers["content-disposition"],
+    )
     exported = response.json()["data"]
     shown = client.get("/api/compliance/csrd", params={"period": "year"}, headers=busy.headers).json()["data"]
     moments = ("from", "to", "generatedAt", "evidenceHead")
     # The file's indicators also name their metric, for `kindling evidence verify --report`.
     assert all(indicator.pop("metric") for indicator in exported["indicators"])
-    assert {k: v for k, v in exported.items() if k not in moments} == {k: v for k, v in shown.items() if k not in moments}
+    assert {k: v for k, v in exported.items() if k not in moments} == {
+        k: v for k, v in shown.items() if k not in moments
+    }
     assert exported["period"] == "year" and exported["complianceRate"] == 54.5
 
 
@@ -168,10 +193,16 @@ def wellbeing_figures(client, admin, period: str) -> dict:
     on screen and in every export format."""
     figures = {}
     for framework, codes in (("un-sdg", ("3.4", "8.8")), ("gri", ("403-4",))):
-        shown = client.get(f"/api/compliance/{framework}", params={"period": period}, headers=admin.headers).json()["data"]
+        shown = client.get(f"/api/compliance/{framework}", params={"period": period}, headers=admin.headers).json()[
+            "data"
+        ]
         exported = export(client, admin, framework=framework, format="json", period=period).json()["data"]
-        rows = list(csv.DictReader(io.StringIO(export(client, admin, framework=framework, format="csv", period=period).text)))
-        pdf = " ".join(pdf_text(export(client, admin, framework=framework, format="pdf", period=period).content).split())
+        rows = list(
+            csv.DictReader(io.StringIO(export(client, admin, framework=framework, format="csv", period=period).text))
+        )
+        pdf = " ".join(
+            pdf_text(export(client, admin, framework=framework, format="pdf", period=period).content).split()
+        )
         for code in codes:
             line = next(item for item in shown["indicators"] if item["code"] == code)
             assert next(item for item in exported["indicators"] if item["code"] == code) == {**line, "metric": ANY}
@@ -205,7 +236,9 @@ def test_wellbeing_indicators_and_exports_follow_the_published_aggregates(client
         assert figures["3.4"] == (aggregate["averages"]["mood"], responses)
         assert figures["8.8"] == (aggregate["averages"]["stress"], responses)
         # The published (noisy) respondents of the 10 active members, at most everyone.
-        participation = min(float((Decimal(100 * aggregate["respondents"]) / 10).quantize(Decimal("0.1"), ROUND_HALF_UP)), 100.0)
+        participation = min(
+            float((Decimal(100 * aggregate["respondents"]) / 10).quantize(Decimal("0.1"), ROUND_HALF_UP)), 100.0
+        )
         assert figures["403-4"] == (participation, {"verified": aggregate["respondents"], "total": 10})
         before[period] = figures
 

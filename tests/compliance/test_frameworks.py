@@ -173,10 +173,12 @@ def test_validation_rejects_a_repeated_framework_id():
         ("        title: Giving\n", "", "framework 'demo' indicator 2 needs a non-empty text 'title'"),
         ("code: D-2", "code: 3.4", "framework 'demo' indicator 2 needs a non-empty text 'code'"),
         ("code: D-2", "code: ' D-2'", "framework 'demo' indicator 2 has surrounding whitespace in 'code'"),
-        ("metric: donation_amount", "metric: donation_amount\n        unit: GBP",
-         "framework 'demo' indicator 2 has unknown keys ['unit']"),
-        ("    source: Demo publisher, Demo standard 2024\n", "",
-         "framework 'demo' needs a non-empty text 'source'"),
+        (
+            "metric: donation_amount",
+            "metric: donation_amount\n        unit: GBP",
+            "framework 'demo' indicator 2 has unknown keys ['unit']",
+        ),
+        ("    source: Demo publisher, Demo standard 2024\n", "", "framework 'demo' needs a non-empty text 'source'"),
         ("  demo:", "  Demo_Framework:", "framework id 'Demo_Framework' is not lower-case words joined by hyphens"),
     ],
 )

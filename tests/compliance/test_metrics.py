@@ -54,7 +54,10 @@ def test_activity_of_many_organizations_is_one_statement(db, make, statements):
 
     assert len(statements) == 1
     assert [figures[a.organization_id].kindness for a in admins] == [
-        Evidence(0, 1), Evidence(0, 2), Evidence(1, 3), Evidence(2, 4)
+        Evidence(0, 1),
+        Evidence(0, 2),
+        Evidence(1, 3),
+        Evidence(2, 4),
     ]
     assert [figures[a.organization_id].compliance_rate for a in admins] == [50.0, 33.3, 33.3, 50.0]
     assert figures[admins[0].organization_id].volunteer_hours == 2.5
@@ -69,7 +72,9 @@ def test_activity_by_category(db, make):
     make.activity.act(admin, level=2, category="community")
     make.activity.act(admin, level=5, category="wellbeing")
 
-    figures = metrics.activity(db, organization_ids=[admin.organization_id], window=periods.window())[admin.organization_id]
+    figures = metrics.activity(db, organization_ids=[admin.organization_id], window=periods.window())[
+        admin.organization_id
+    ]
 
     assert figures.kindness_by_category == {
         "peer_recognition": Evidence(0, 0),
@@ -78,7 +83,9 @@ def test_activity_by_category(db, make):
     }
 
 
-@pytest.mark.parametrize(("evidenced", "records", "rate"), [(1, 16, 6.3), (1, 8, 12.5), (2, 3, 66.7), (1, 3, 33.3), (7, 7, 100.0)])
+@pytest.mark.parametrize(
+    ("evidenced", "records", "rate"), [(1, 16, 6.3), (1, 8, 12.5), (2, 3, 66.7), (1, 3, 33.3), (7, 7, 100.0)]
+)
 def test_the_rate_is_a_percentage_rounded_half_up(db, make, evidenced, records, rate):
     admin = make.admin()
     for n in range(records):
@@ -97,7 +104,10 @@ def test_the_window_is_closed_at_both_ends(db, make):
     after = periods.window("week", now=act.created_at + dt.timedelta(days=7, microseconds=1))
     ids = [admin.organization_id]
 
-    assert [metrics.activity(db, organization_ids=ids, window=w)[admin.organization_id].kindness.total for w in (at_start, at_end, after)] == [1, 1, 0]
+    assert [
+        metrics.activity(db, organization_ids=ids, window=w)[admin.organization_id].kindness.total
+        for w in (at_start, at_end, after)
+    ] == [1, 1, 0]
 
 
 def test_no_organizations_no_queries(db, statements):
@@ -139,16 +149,26 @@ def test_report_for_a_fixed_moment(db, make):
     make.activity.act(admin, level=3, category="wellbeing")
     now = utcnow() + dt.timedelta(days=10)
 
-    report = compliance.build_report(db, organization_id=admin.organization_id, framework_id="gri", period="week", now=now)
+    report = compliance.build_report(
+        db, organization_id=admin.organization_id, framework_id="gri", period="week", now=now
+    )
 
     assert report.generated_at == now and report.window.start == now - dt.timedelta(days=7)
     assert report.compliance_rate == 0.0
-    assert compliance.build_report(db, organization_id=admin.organization_id, framework_id="gri", now=now).compliance_rate == 100.0
+    assert (
+        compliance.build_report(db, organization_id=admin.organization_id, framework_id="gri", now=now).compliance_rate
+        == 100.0
+    )
 
 
 @pytest.mark.parametrize(
     ("minor", "currency", "major"),
-    [(2599, "USD", Decimal("25.99")), (2599, "JPY", Decimal("2599")), (2599, "KWD", Decimal("2.599")), (5, "EUR", Decimal("0.05"))],
+    [
+        (2599, "USD", Decimal("25.99")),
+        (2599, "JPY", Decimal("2599")),
+        (2599, "KWD", Decimal("2.599")),
+        (5, "EUR", Decimal("0.05")),
+    ],
 )
 def test_major_units_follow_the_currency_exponent(minor, currency, major):
     assert money.major_units(minor, currency) == major
@@ -159,7 +179,9 @@ def test_formula_triggers_are_neutralised(cell):
     assert neutralised(cell) == "'" + cell
 
 
-@pytest.mark.parametrize(("cell", "text"), [("Acme", "Acme"), (12.5, "12.5"), (None, ""), ("a=b", "a=b"), ("'=x", "'=x")])
+@pytest.mark.parametrize(
+    ("cell", "text"), [("Acme", "Acme"), (12.5, "12.5"), (None, ""), ("a=b", "a=b"), ("'=x", "'=x")]
+)
 def test_other_cells_are_left_alone(cell, text):
     assert neutralised(cell) == text
 

@@ -11,7 +11,16 @@ import pytest
 from kindling.consulting import clients
 
 HEADER = ["Client", "Kindness Acts", "Volunteer Hours", "Donations", "Compliance Rate"]
-ROW_FIELDS = {"organizationId", "client", "kindnessActs", "volunteerHours", "donations", "matchedGiving", "currency", "complianceRate"}
+ROW_FIELDS = {
+    "organizationId",
+    "client",
+    "kindnessActs",
+    "volunteerHours",
+    "donations",
+    "matchedGiving",
+    "currency",
+    "complianceRate",
+}
 
 
 def portfolio(client, consultant, **params):
@@ -56,7 +65,9 @@ def test_only_active_clients_of_this_consultant(client, db, make, consultant):
     active, ended, invited, elsewhere = (make.admin(f"Client {n}") for n in "ABCD")
     make.client(consultant, active)
     make.client(consultant, ended)
-    clients.end_relationship(db, consultant_id=consultant.user.id, organization_id=ended.organization_id, ended_by="consultant")
+    clients.end_relationship(
+        db, consultant_id=consultant.user.id, organization_id=ended.organization_id, ended_by="consultant"
+    )
     make.invitation(consultant, invited)
     make.client(make.consultant(), elsewhere)
 
@@ -66,7 +77,10 @@ def test_only_active_clients_of_this_consultant(client, db, make, consultant):
 
 
 def test_no_clients_is_a_header_alone(client, consultant):
-    assert portfolio(client, consultant, format="csv").text == "Client,Kindness Acts,Volunteer Hours,Donations,Compliance Rate\r\n"
+    assert (
+        portfolio(client, consultant, format="csv").text
+        == "Client,Kindness Acts,Volunteer Hours,Donations,Compliance Rate\r\n"
+    )
     body = portfolio(client, consultant, format="json").json()
     assert body["data"] == []
 

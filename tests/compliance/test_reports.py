@@ -176,7 +176,9 @@ def test_wellbeing_values_are_withheld_until_a_week_is_published(client, make):
     responses = published["responses"]
     shown = indicators(report(client, admin, framework="un-sdg"))
     assert shown["3.4"] == {
-        **shown["3.4"], "value": published["averages"]["mood"], "unit": "score 1-5",
+        **shown["3.4"],
+        "value": published["averages"]["mood"],
+        "unit": "score 1-5",
         "evidence": {"verified": responses, "total": responses},
     }
     assert shown["8.8"]["value"] == published["averages"]["stress"]

@@ -21,15 +21,22 @@ SIGNATURE = re.compile(
 
 def statement(match, body: bytes) -> bytes:
     """The canonical JSON the signature is over, rebuilt from the header's members and the body received."""
-    return rfc8785.dumps({
-        "organizationId": match["organization_id"], "framework": match["framework"], "period": match["period"],
-        "format": match["format"], "evidenceHead": {"seq": int(match["seq"]), "hash": match["hash"]},
-        "digest": hashlib.sha256(body).hexdigest(),
-    })
+    return rfc8785.dumps(
+        {
+            "organizationId": match["organization_id"],
+            "framework": match["framework"],
+            "period": match["period"],
+            "format": match["format"],
+            "evidenceHead": {"seq": int(match["seq"]), "hash": match["hash"]},
+            "digest": hashlib.sha256(body).hexdigest(),
+        }
+    )
 
 
 def export(client, account, file_format: str):
-    response = client.post("/api/compliance/export", json={"framework": "gri", "format": file_format}, headers=account.headers)
+    response = client.post(
+        "/api/compliance/export", json={"framework": "gri", "format": file_format}, headers=account.headers
+    )
     assert response.status_code == 200, response.text
     return response
 
@@ -42,7 +49,9 @@ def check_signature(client, response) -> str:
     assert response.headers["kindling-evidence-head"] == f"{match['seq']}:{match['hash']}"
     keys = {key["keyId"]: key["publicKey"] for key in client.get("/api/evidence/keys").json()["data"]}
     public_key = Ed25519PublicKey.from_public_bytes(base64.b64decode(keys[match["key_id"]]))
-    public_key.verify(base64.b64decode(match["value"]), statement(match, response.content))  # raises InvalidSignature when it does not
+    public_key.verify(
+        base64.b64decode(match["value"]), statement(match, response.content)
+    )  # raises InvalidSignature when it does not
     return match["key_id"]
 
 
@@ -62,9 +71,13 @@ def test_a_changed_byte_no_longer_verifies(client, busy):
 
     response = export(client, busy, "csv")
     match = SIGNATURE.fullmatch(response.headers["kindling-signature"])
-    public_key = Ed25519PublicKey.from_public_bytes(base64.b64decode(client.get("/api/evidence/keys").json()["data"][0]["publicKey"]))
+    public_key = Ed25519PublicKey.from_public_bytes(
+        base64.b64decode(client.get("/api/evidence/keys").json()["data"][0]["publicKey"])
+    )
     with pytest.raises(InvalidSignature):
-        public_key.verify(base64.b64decode(match["value"]), statement(match, response.content.replace(b"gri", b"grj", 1)))
+        public_key.verify(
+            base64.b64decode(match["value"]), statement(match, response.content.replace(b"gri", b"grj", 1))
+        )
 
 
 def test_the_signature_covers_the_head(client, busy):
@@ -73,10 +86,14 @@ def test_the_signature_covers_the_head(client, busy):
 
     response = export(client, busy, "csv")
     match = SIGNATURE.fullmatch(response.headers["kindling-signature"])
-    public_key = Ed25519PublicKey.from_public_bytes(base64.b64decode(client.get("/api/evidence/keys").json()["data"][0]["publicKey"]))
+    public_key = Ed25519PublicKey.from_public_bytes(
+        base64.b64decode(client.get("/api/evidence/keys").json()["data"][0]["publicKey"])
+    )
     older = client.get("/api/evidence", params={"limit": 3}, headers=busy.headers).json()["data"][-1]
     swapped = SIGNATURE.fullmatch(
-        response.headers["kindling-signature"].replace(f"{match['seq']}:{match['hash']}", f"{older['seq']}:{older['hash']}")
+        response.headers["kindling-signature"].replace(
+            f"{match['seq']}:{match['hash']}", f"{older['seq']}:{older['hash']}"
+        )
     )
     public_key.verify(base64.b64decode(match["value"]), statement(match, response.content))
     with pytest.raises(InvalidSignature):
@@ -93,7 +110,9 @@ def test_the_pdf_prints_the_head_and_the_key_in_its_footer(client, busy):
     response = export(client, busy, "pdf")
     key_id = check_signature(client, response)
     text = " ".join(page.extract_text() for page in pypdf.PdfReader(io.BytesIO(response.content)).pages)
-    assert f"Evidence head {response.headers['kindling-evidence-head']}, signed with key {key_id}" in " ".join(text.split())
+    assert f"Evidence head {response.headers['kindling-evidence-head']}, signed with key {key_id}" in " ".join(
+        text.split()
+    )
 
 
 def test_an_organization_without_events_exports_the_empty_head(client, make):

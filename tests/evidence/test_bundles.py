@@ -156,7 +156,9 @@ def test_bad_input_to_the_command(tmp_path, capsys):
     bad_key = cli.main(["evidence", "verify", str(tmp_path / "partial.json"), "--public-key", "short"])
     lines = capsys.readouterr().err.strip().splitlines()
     assert (missing, unreadable, not_a_bundle, partial, bad_key) == (2, 2, 1, 1, 2)
-    assert len(lines) == 5 and "is not a JSON object" in lines[2] and "has no" in lines[3] and "--public-key" in lines[4]
+    assert (
+        len(lines) == 5 and "is not a JSON object" in lines[2] and "has no" in lines[3] and "--public-key" in lines[4]
+    )
 
 
 def test_the_command_needs_no_server_no_database_and_no_configuration(client, logged, tmp_path):

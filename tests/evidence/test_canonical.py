@@ -18,7 +18,9 @@ scalars = (
     | st.floats(allow_nan=False, allow_infinity=False)
     | st.text()
 )
-values = st.recursive(scalars, lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(), inner, max_size=4), max_leaves=20)
+values = st.recursive(
+    scalars, lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(), inner, max_size=4), max_leaves=20
+)
 
 
 def assert_as_rfc8785(value) -> None:
@@ -42,7 +44,15 @@ def test_canonical_is_rfc8785(value):
     "value",
     [
         {"b": 1, "a": [True, None, "x"], "é": 1, "\U0001f600": 2, "\ufb33": 3},
-        {"distance": 12.0, "tiny": 1e-7, "huge": 1e21, "negative zero": -0.0, "plain": 153.4, "edge": 1e16, "low": 0.0001},
+        {
+            "distance": 12.0,
+            "tiny": 1e-7,
+            "huge": 1e21,
+            "negative zero": -0.0,
+            "plain": 153.4,
+            "edge": 1e16,
+            "low": 0.0001,
+        },
         {"text": 'quote " backslash \\ controls \x00\x1f\x7f\u2028 and é'},
         {"big": 2**60},
     ],

@@ -31,7 +31,17 @@ def run(tmp_path, capsys, client, bundle: dict, checkpoint: dict) -> tuple[int, 
     (tmp_path / "bundle.json").write_text(json.dumps(bundle))
     (tmp_path / "cp.json").write_text(json.dumps(checkpoint))
     key = client.get("/api/evidence/keys").json()["data"][0]["publicKey"]
-    code = cli.main(["evidence", "verify", str(tmp_path / "bundle.json"), "--public-key", key, "--checkpoint", str(tmp_path / "cp.json")])
+    code = cli.main(
+        [
+            "evidence",
+            "verify",
+            str(tmp_path / "bundle.json"),
+            "--public-key",
+            key,
+            "--checkpoint",
+            str(tmp_path / "cp.json"),
+        ]
+    )
     captured = capsys.readouterr()
     return code, (captured.out + captured.err).strip()
 
@@ -64,7 +74,10 @@ def test_a_shortened_log_is_caught(client, logged, make, tmp_path, capsys, tampe
     # database could: the log verifies and reconciles again, and the server signs it.
     org = {"org": logged.organization_id}
     tamper("DELETE FROM kindness_tallies WHERE organization_id = :org", **org)
-    tamper("DELETE FROM kindness_acts WHERE id = (SELECT subject_id FROM evidence_events WHERE organization_id = :org AND seq = 6)", **org)
+    tamper(
+        "DELETE FROM kindness_acts WHERE id = (SELECT subject_id FROM evidence_events WHERE organization_id = :org AND seq = 6)",
+        **org,
+    )
     tamper("DELETE FROM evidence_events WHERE organization_id = :org AND seq = 6", **org)
     tamper(
         "UPDATE evidence_heads SET seq = 5, hash = (SELECT hash FROM evidence_events WHERE organization_id = :org AND seq = 5) "
@@ -92,17 +105,33 @@ def test_a_rewritten_log_is_caught(client, logged, tmp_path, capsys):
 def test_checkpoints_are_made_hourly_while_the_log_grows(db, logged, runtime, make):
     now = utcnow()
     assert checkpoints.record_due(db, runtime.signer, now=now) >= 1
-    first = db.scalars(select(EvidenceCheckpoint).where(EvidenceCheckpoint.organization_id == logged.organization_id)).all()
+    first = db.scalars(
+        select(EvidenceCheckpoint).where(EvidenceCheckpoint.organization_id == logged.organization_id)
+    ).all()
     assert [c.seq for c in first] == [5]
     make.activity.act(logged)
     checkpoints.record_due(db, runtime.signer, now=now + dt.timedelta(minutes=59))
-    assert db.scalar(text("SELECT count(*) FROM evidence_checkpoints WHERE organization_id = :org"), {"org": logged.organization_id}) == 1
+    assert (
+        db.scalar(
+            text("SELECT count(*) FROM evidence_checkpoints WHERE organization_id = :org"),
+            {"org": logged.organization_id},
+        )
+        == 1
+    )
     checkpoints.record_due(db, runtime.signer, now=now + dt.timedelta(minutes=61))
-    seqs = db.scalars(select(EvidenceCheckpoint.seq).where(EvidenceCheckpoint.organization_id == logged.organization_id)).all()
+    seqs = db.scalars(
+        select(EvidenceCheckpoint.seq).where(EvidenceCheckpoint.organization_id == logged.organization_id)
+    ).all()
     assert sorted(seqs) == [5, 6]
     # A log that does not grow gets no more.
     checkpoints.record_due(db, runtime.signer, now=now + dt.timedelta(hours=3))
-    assert db.scalar(text("SELECT count(*) FROM evidence_checkpoints WHERE organization_id = :org"), {"org": logged.organization_id}) == 2
+    assert (
+        db.scalar(
+            text("SELECT count(*) FROM evidence_checkpoints WHERE organization_id = :org"),
+            {"org": logged.organization_id},
+        )
+        == 2
+    )
 
 
 def test_witnesses_receive_each_checkpoint_as_an_outbound_event(client, db, make, logged):

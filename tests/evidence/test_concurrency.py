@@ -61,7 +61,8 @@ def test_four_writers_get_seq_1_to_200_and_an_intact_chain(runtime, committed_or
     assert failures == []
     with Session(runtime.engine) as session:
         seqs = session.scalars(
-            text("SELECT seq FROM evidence_events WHERE organization_id = :id ORDER BY seq"), {"id": committed_organization}
+            text("SELECT seq FROM evidence_events WHERE organization_id = :id ORDER BY seq"),
+            {"id": committed_organization},
         ).all()
         result = evidence.verify(session, organization_id=committed_organization)
     assert seqs == list(range(1, THREADS * WRITES + 1))

@@ -31,21 +31,31 @@ def test_a_pem_key_and_a_base64_seed_are_the_same_key():
     from_seed = Settings.from_env({**PRODUCTION, "EVIDENCE_SIGNING_KEY": base64.b64encode(seed_of(key)).decode()})
     # Platforms that hold variables on one line: a PEM with literal \\n sequences.
     escaped = Settings.from_env({**PRODUCTION, "EVIDENCE_SIGNING_KEY": pem.decode().replace("\n", "\\n")})
-    assert from_pem.evidence_signing_key == from_seed.evidence_signing_key == escaped.evidence_signing_key == seed_of(key)
+    assert (
+        from_pem.evidence_signing_key == from_seed.evidence_signing_key == escaped.evidence_signing_key == seed_of(key)
+    )
 
 
 def other_pem() -> str:
     key = ec.generate_private_key(ec.SECP256R1())
-    return key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()).decode()
+    return key.private_bytes(
+        serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
+    ).decode()
 
 
 @pytest.mark.parametrize(
     "env, says",
     [
         (PRODUCTION, "EVIDENCE_SIGNING_KEY (an Ed25519 private key: PEM, or a base64 32-byte seed) is required"),
-        ({"EVIDENCE_SIGNING_KEY": "not base64!"}, "EVIDENCE_SIGNING_KEY must be a PEM Ed25519 private key or a base64 32-byte seed"),
+        (
+            {"EVIDENCE_SIGNING_KEY": "not base64!"},
+            "EVIDENCE_SIGNING_KEY must be a PEM Ed25519 private key or a base64 32-byte seed",
+        ),
         ({"EVIDENCE_SIGNING_KEY": base64.b64encode(b"short").decode()}, "decodes to 5 bytes"),
-        ({"EVIDENCE_SIGNING_KEY": "-----BEGIN PRIVATE KEY-----\ngarbage\n-----END PRIVATE KEY-----"}, "not an unencrypted PEM"),
+        (
+            {"EVIDENCE_SIGNING_KEY": "-----BEGIN PRIVATE KEY-----\ngarbage\n-----END PRIVATE KEY-----"},
+            "not an unencrypted PEM",
+        ),
         ({"EVIDENCE_SIGNING_KEY": other_pem()}, "not an Ed25519 one"),
         ({"EVIDENCE_PREVIOUS_KEYS": "abc"}, "EVIDENCE_PREVIOUS_KEYS"),
         ({"EVIDENCE_PREVIOUS_KEYS": base64.b64encode(b"x" * 31).decode()}, "32 bytes, this one is 31"),

@@ -32,7 +32,12 @@ def events_of(client, admin, **params) -> list[dict]:
 def test_recording_an_act_appends_its_requested_level(client, make):
     admin = make.admin()
     member = make.member(admin)
-    body = {"description": "Walked Ana home", "category": "community", "verificationLevel": 3, "recipientId": "ana@example.test"}
+    body = {
+        "description": "Walked Ana home",
+        "category": "community",
+        "verificationLevel": 3,
+        "recipientId": "ana@example.test",
+    }
     act = client.post("/api/kindness", json=body, headers=member.headers).json()["data"]
     [recorded] = events_of(client, admin)
     assert recorded["seq"] == 1 and recorded["prevHash"] == GENESIS_HASH
@@ -40,7 +45,9 @@ def test_recording_an_act_appends_its_requested_level(client, make):
     assert recorded["subject"] == {"kind": "act", "id": act["id"]}
     assert recorded["actorId"] == member.user.id
     assert recorded["data"] == {
-        "requestedLevel": 3, "category": "community", "contentDigest": replay.content_digest("Walked Ana home", "community", []),
+        "requestedLevel": 3,
+        "category": "community",
+        "contentDigest": replay.content_digest("Walked Ana home", "community", []),
         "createdAt": timestamp(make.db.get(KindnessAct, act["id"]).created_at),
     }
     assert recorded["hash"] == event_hash(recorded)
@@ -48,15 +55,30 @@ def test_recording_an_act_appends_its_requested_level(client, make):
 
 def test_a_change_of_content_or_level_is_logged_and_a_change_to_nothing_is_not(client, make):
     admin = make.admin()
-    body = {"description": "Covered a shift", "category": "peer_recognition", "verificationLevel": 2, "recipientId": "x-1"}
+    body = {
+        "description": "Covered a shift",
+        "category": "peer_recognition",
+        "verificationLevel": 2,
+        "recipientId": "x-1",
+    }
     act_id = client.post("/api/kindness", json=body, headers=admin.headers).json()["data"]["id"]
     for change in ({"description": "Covered two shifts"}, {"verificationLevel": 4}, {"category": "peer_recognition"}):
         assert client.put(f"/api/kindness/{act_id}", json=change, headers=admin.headers).status_code == 200
     events = events_of(client, admin, subjectId=act_id)
     assert [e["type"] for e in events] == ["act.recorded", "act.changed", "act.changed"]
     two_shifts = replay.content_digest("Covered two shifts", "peer_recognition", [])
-    assert events[1]["data"] == {"changed": ["description"], "requestedLevel": 2, "category": "peer_recognition", "contentDigest": two_shifts}
-    assert events[2]["data"] == {"changed": ["requestedLevel"], "requestedLevel": 4, "category": "peer_recognition", "contentDigest": two_shifts}
+    assert events[1]["data"] == {
+        "changed": ["description"],
+        "requestedLevel": 2,
+        "category": "peer_recognition",
+        "contentDigest": two_shifts,
+    }
+    assert events[2]["data"] == {
+        "changed": ["requestedLevel"],
+        "requestedLevel": 4,
+        "category": "peer_recognition",
+        "contentDigest": two_shifts,
+    }
 
 
 def test_a_check_in_logs_its_distance_and_verdict(client, make, db):
@@ -65,15 +87,25 @@ def test_a_check_in_logs_its_distance_and_verdict(client, make, db):
     opportunity = make.opportunity(admin)
     far = north_of(CENTRE, 350)
     response = client.post(
-        f"/api/volunteer/{opportunity.id}/check-in", json={"latitude": far[0], "longitude": far[1]}, headers=member.headers
+        f"/api/volunteer/{opportunity.id}/check-in",
+        json={"latitude": far[0], "longitude": far[1]},
+        headers=member.headers,
     )
     assert response.status_code == 201
     [logged] = events_of(client, admin)
-    assert logged["type"] == "check_in.recorded" and logged["subject"] == {"kind": "check_in", "id": response.json()["id"]}
+    assert logged["type"] == "check_in.recorded" and logged["subject"] == {
+        "kind": "check_in",
+        "id": response.json()["id"],
+    }
     assert logged["data"] == {
-        "opportunityId": opportunity.id, "distanceMeters": 350.0, "code": None, "verified": False, "hours": 0,
+        "opportunityId": opportunity.id,
+        "distanceMeters": 350.0,
+        "code": None,
+        "verified": False,
+        "hours": 0,
         "checkedInAt": timestamp(db.get(CheckIn, response.json()["id"]).checked_in_at),
-        "startsAt": timestamp(opportunity.starts_at), "endsAt": timestamp(opportunity.ends_at),
+        "startsAt": timestamp(opportunity.starts_at),
+        "endsAt": timestamp(opportunity.ends_at),
     }
 
 
@@ -83,7 +115,9 @@ def test_an_organisers_approval_of_a_check_in_is_logged(client, make, db):
     opportunity = make.opportunity(admin)
     far = north_of(CENTRE, 350)
     check_in = client.post(
-        f"/api/volunteer/{opportunity.id}/check-in", json={"latitude": far[0], "longitude": far[1]}, headers=member.headers
+        f"/api/volunteer/{opportunity.id}/check-in",
+        json={"latitude": far[0], "longitude": far[1]},
+        headers=member.headers,
     ).json()
     approve = f"/api/volunteer/{opportunity.id}/check-ins/{check_in['id']}/approve"
     assert client.post(approve, json={"note": "Seen at the door"}, headers=admin.headers).status_code == 200
@@ -95,16 +129,32 @@ def test_an_organisers_approval_of_a_check_in_is_logged(client, make, db):
 def test_verification_decisions_and_attestation_answers_are_logged(client, make, mailbox):
     admin = make.admin()
     manager, sender = make.manager(admin), make.member(admin)
-    body = {"description": "Mentored an intern", "category": "peer_recognition", "verificationLevel": 5, "recipientId": "intern-1"}
+    body = {
+        "description": "Mentored an intern",
+        "category": "peer_recognition",
+        "verificationLevel": 5,
+        "recipientId": "intern-1",
+    }
     act_id = client.post("/api/kindness", json=body, headers=sender.headers).json()["data"]["id"]
     decided = client.post(
         f"/api/kindness/{act_id}/verifications", json={"level": 3, "decision": "approve"}, headers=manager.headers
     )
     assert decided.status_code == 201, decided.text
-    ask = {"level": 5, "attesterName": "Priya Attester", "attesterOrganization": "Mentoring Trust", "attesterEmail": "priya@trust.test"}
+    ask = {
+        "level": 5,
+        "attesterName": "Priya Attester",
+        "attesterOrganization": "Mentoring Trust",
+        "attesterEmail": "priya@trust.test",
+    }
     attestation = client.post(f"/api/kindness/{act_id}/attestations", json=ask, headers=sender.headers).json()["data"]
     token = mailbox.token_for("priya@trust.test")
-    answer = {"token": token, "decision": "confirm", "name": "Priya Attester", "organization": "Mentoring Trust", "statement": "A private statement"}
+    answer = {
+        "token": token,
+        "decision": "confirm",
+        "name": "Priya Attester",
+        "organization": "Mentoring Trust",
+        "statement": "A private statement",
+    }
     assert client.post("/api/attestations/answer", json=answer).status_code == 200
     events = events_of(client, admin, subjectId=act_id)
     assert [e["type"] for e in events] == ["act.recorded", "verification.decided", "attestation.answered"]
@@ -112,7 +162,10 @@ def test_verification_decisions_and_attestation_answers_are_logged(client, make,
     assert events[1]["data"] == {"level": 3, "decision": "approve", "authority": "manager"}
     assert events[2]["actorId"] is None
     assert events[2]["data"] == {
-        "attestationId": attestation["id"], "level": 5, "decision": "confirm", "requestedBy": sender.user.id,
+        "attestationId": attestation["id"],
+        "level": 5,
+        "decision": "confirm",
+        "requestedBy": sender.user.id,
         "attesterDomain": "trust.test",
         "attesterKey": hashlib.sha256(f"{admin.organization_id}\npriya@trust.test".encode()).hexdigest(),
     }
@@ -168,16 +221,26 @@ def test_the_chain_links_every_event_to_the_one_before(client, logged):
     assert all(e["hash"] == event_hash(e) for e in events)
     verified = client.get("/api/evidence/verify", headers=logged.headers).json()
     assert verified == {
-        "intact": True, "consistent": True, "events": 5, "head": {"seq": 5, "hash": events[-1]["hash"]}, "firstBrokenSeq": None,
-        "mismatches": [], "mismatchCount": 0,
+        "intact": True,
+        "consistent": True,
+        "events": 5,
+        "head": {"seq": 5, "hash": events[-1]["hash"]},
+        "firstBrokenSeq": None,
+        "mismatches": [],
+        "mismatchCount": 0,
     }
 
 
 def test_an_organization_without_events_verifies_empty(client, make):
     admin = make.admin()
     assert client.get("/api/evidence/verify", headers=admin.headers).json() == {
-        "intact": True, "consistent": True, "events": 0, "head": {"seq": 0, "hash": GENESIS_HASH}, "firstBrokenSeq": None,
-        "mismatches": [], "mismatchCount": 0,
+        "intact": True,
+        "consistent": True,
+        "events": 0,
+        "head": {"seq": 0, "hash": GENESIS_HASH},
+        "firstBrokenSeq": None,
+        "mismatches": [],
+        "mismatchCount": 0,
     }
 
 
@@ -247,7 +310,14 @@ def test_an_event_is_rolled_back_with_its_change(db, make):
 
 def test_unknown_event_types_are_refused(db, make):
     with pytest.raises(ValueError, match="unknown evidence event type"):
-        evidence.append(db, organization_id=make.admin().organization_id, type="act.deleted", subject=("act", "x"), actor_id=None, data={})
+        evidence.append(
+            db,
+            organization_id=make.admin().organization_id,
+            type="act.deleted",
+            subject=("act", "x"),
+            actor_id=None,
+            data={},
+        )
 
 
 # --- tampering ---
@@ -339,4 +409,12 @@ def test_postgresql_refuses_to_change_or_remove_events(db, logged, statement):
     savepoint.rollback()
     assert "the evidence log is append-only" in str(refused.value)
     assert getattr(refused.value.orig, "pgcode", None) == "42501"
-    assert db.scalar(select(EvidenceEvent.seq).where(EvidenceEvent.organization_id == logged.organization_id).order_by(EvidenceEvent.seq.desc()).limit(1)) == 5
+    assert (
+        db.scalar(
+            select(EvidenceEvent.seq)
+            .where(EvidenceEvent.organization_id == logged.organization_id)
+            .order_by(EvidenceEvent.seq.desc())
+            .limit(1)
+        )
+        == 5
+    )

@@ -52,40 +52,70 @@ def only_mismatch(client, admin) -> dict:
 
 def test_a_consistent_log_and_its_reports(client, reported):
     result = verify(client, reported)
-    assert (result["intact"], result["consistent"], result["mismatches"], result["mismatchCount"]) == (True, True, [], 0)
+    assert (result["intact"], result["consistent"], result["mismatches"], result["mismatchCount"]) == (
+        True,
+        True,
+        [],
+        0,
+    )
     assert client.get("/api/compliance/gri", headers=reported.headers).status_code == 200
     assert client.post("/api/evidence/export", json={}, headers=reported.headers).status_code == 200
 
 
 def test_a_raised_verified_level_is_caught_and_named(client, db, reported, tamper):
-    act_id = db.scalar(select(KindnessAct.id).where(KindnessAct.organization_id == reported.organization_id, KindnessAct.verified_level == 1))
+    act_id = db.scalar(
+        select(KindnessAct.id).where(
+            KindnessAct.organization_id == reported.organization_id, KindnessAct.verified_level == 1
+        )
+    )
     tamper("UPDATE kindness_acts SET verified_level = 4, verification_status = 'verified' WHERE id = :id", id=act_id)
     result = verify(client, reported)
     assert result["mismatchCount"] == 1
-    assert result["mismatches"] == [{"subject": {"kind": "act", "id": act_id}, "field": "verifiedLevel", "log": 1, "table": 4}]
+    assert result["mismatches"] == [
+        {"subject": {"kind": "act", "id": act_id}, "field": "verifiedLevel", "log": 1, "table": 4}
+    ]
     refused(client, reported)
 
 
 def test_a_check_ins_hours_set_to_1000_are_caught_and_named(client, reported, tamper):
     tamper("UPDATE volunteer_check_ins SET hours = 1000 WHERE organization_id = :org", org=reported.organization_id)
     mismatch = only_mismatch(client, reported)
-    assert (mismatch["subject"]["kind"], mismatch["field"], mismatch["log"], mismatch["table"]) == ("check_in", "hours", 3.0, 1000)
+    assert (mismatch["subject"]["kind"], mismatch["field"], mismatch["log"], mismatch["table"]) == (
+        "check_in",
+        "hours",
+        3.0,
+        1000,
+    )
     refused(client, reported)
 
 
 def test_a_donation_marked_succeeded_without_an_event_is_caught_and_named(client, reported, tamper):
     tamper("UPDATE donations SET status = 'succeeded' WHERE organization_id = :org", org=reported.organization_id)
     mismatch = only_mismatch(client, reported)
-    assert (mismatch["subject"]["kind"], mismatch["field"], mismatch["log"], mismatch["table"]) == ("donation", "status", "pending", "succeeded")
+    assert (mismatch["subject"]["kind"], mismatch["field"], mismatch["log"], mismatch["table"]) == (
+        "donation",
+        "status",
+        "pending",
+        "succeeded",
+    )
     refused(client, reported)
 
 
 def test_an_act_row_with_no_event_is_caught_and_named(client, db, reported):
     sender = db.scalar(select(KindnessAct.user_id).where(KindnessAct.organization_id == reported.organization_id))
     forged = KindnessAct(
-        id=new_id(), organization_id=reported.organization_id, user_id=sender, recipient_id="someone", description="Forged",
-        category="community", verification_level=3, verified_level=3, verification_status="verified", media=[],
-        created_at=utcnow(), updated_at=utcnow(),
+        id=new_id(),
+        organization_id=reported.organization_id,
+        user_id=sender,
+        recipient_id="someone",
+        description="Forged",
+        category="community",
+        verification_level=3,
+        verified_level=3,
+        verification_status="verified",
+        media=[],
+        created_at=utcnow(),
+        updated_at=utcnow(),
     )
     db.add(forged)
     db.flush()
@@ -96,7 +126,9 @@ def test_an_act_row_with_no_event_is_caught_and_named(client, db, reported):
 
 
 def test_events_of_a_record_that_is_gone_are_a_mismatch(client, db, reported, tamper):
-    donation_id = db.scalar(text("SELECT id FROM donations WHERE organization_id = :org"), {"org": reported.organization_id})
+    donation_id = db.scalar(
+        text("SELECT id FROM donations WHERE organization_id = :org"), {"org": reported.organization_id}
+    )
     tamper("DELETE FROM donations WHERE id = :id", id=donation_id)
     mismatch = only_mismatch(client, reported)
     assert mismatch["subject"] == {"kind": "donation", "id": donation_id} and mismatch["table"] is None
@@ -143,7 +175,10 @@ def test_postgresql_refuses_any_change_of_a_head_row_but_an_advance(db, reported
     savepoint.rollback()
     assert "refused" in str(refused_change.value)
     assert getattr(refused_change.value.orig, "pgcode", None) == "42501"
-    assert db.get(EvidenceHead, reported.organization_id).seq == evidence.last_event(db, organization_id=reported.organization_id)["seq"]
+    assert (
+        db.get(EvidenceHead, reported.organization_id).seq
+        == evidence.last_event(db, organization_id=reported.organization_id)["seq"]
+    )
 
 
 def test_a_standing_dispute_counts_as_level_1_in_the_log_as_in_the_tables(client, make):

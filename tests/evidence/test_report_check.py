@@ -35,7 +35,11 @@ def active(make):
 
 
 def exported(client, admin, framework: str, period: str = "month") -> dict:
-    response = client.post("/api/compliance/export", json={"framework": framework, "format": "json", "period": period}, headers=admin.headers)
+    response = client.post(
+        "/api/compliance/export",
+        json={"framework": framework, "format": "json", "period": period},
+        headers=admin.headers,
+    )
     assert response.status_code == 200, response.text
     return response.json()
 
@@ -50,7 +54,17 @@ def run(tmp_path, capsys, client, bundle: dict, report: dict) -> tuple[int, str]
     (tmp_path / "bundle.json").write_text(json.dumps(bundle))
     (tmp_path / "report.json").write_text(json.dumps(report))
     key = client.get("/api/evidence/keys").json()["data"][0]["publicKey"]
-    code = cli.main(["evidence", "verify", str(tmp_path / "bundle.json"), "--public-key", key, "--report", str(tmp_path / "report.json")])
+    code = cli.main(
+        [
+            "evidence",
+            "verify",
+            str(tmp_path / "bundle.json"),
+            "--public-key",
+            key,
+            "--report",
+            str(tmp_path / "report.json"),
+        ]
+    )
     captured = capsys.readouterr()
     return code, (captured.out + captured.err).strip()
 
@@ -81,7 +95,9 @@ def test_the_report_figures_are_not_trivial(client, active):
     "change",
     [
         lambda report: report["indicators"][0].update(value=(report["indicators"][0]["value"] or 0) + 1),
-        lambda report: report["indicators"][0]["evidence"].update(verified=report["indicators"][0]["evidence"]["verified"] + 1),
+        lambda report: report["indicators"][0]["evidence"].update(
+            verified=report["indicators"][0]["evidence"]["verified"] + 1
+        ),
         lambda report: report.update(complianceRate=report["complianceRate"] + 0.1),
     ],
 )

@@ -65,7 +65,9 @@ class Accounts:
 
     def api_token(self, account: Account, *, name: str = "ci", expires_in_days: int = 30) -> Account:
         """The same person calling with a new personal API token instead of a session."""
-        value, _ = api_tokens.create_token(self.db, user_id=account.user.id, by_token=False, name=name, expires_in_days=expires_in_days)
+        value, _ = api_tokens.create_token(
+            self.db, user_id=account.user.id, by_token=False, name=name, expires_in_days=expires_in_days
+        )
         return Account(account.user, value)
 
     def organization(self, account: Account) -> Organization:

@@ -26,7 +26,9 @@ class Activity:
         self.make = make
         self.db = make.db
 
-    def act(self, sender: Account, *, days_ago: float = 1, level: int = 1, category: str = "peer_recognition") -> KindnessAct:
+    def act(
+        self, sender: Account, *, days_ago: float = 1, level: int = 1, category: str = "peer_recognition"
+    ) -> KindnessAct:
         """A kindness act `sender` did `days_ago` days ago, verified at `level`."""
         return self.make.act(sender, at=_ago(days_ago), verified_level=level, category=category)
 
@@ -41,7 +43,15 @@ class Activity:
         self.make.check_in(member, opportunity, position, now=moment)
         return self.make.check_out(member, opportunity, now=opportunity.ends_at)
 
-    def donation(self, account: Account, *, days_ago: float = 1, amount: int = 2500, status: str = "succeeded", currency: str = "USD") -> Donation:
+    def donation(
+        self,
+        account: Account,
+        *,
+        days_ago: float = 1,
+        amount: int = 2500,
+        status: str = "succeeded",
+        currency: str = "USD",
+    ) -> Donation:
         """A donation made `days_ago` days ago, now in `status`, as the payment provider's events leave it."""
         record = self.make.donation(account, amount=amount, currency=currency, created_at=_ago(days_ago))
         if status != "pending":

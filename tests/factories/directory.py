@@ -15,6 +15,8 @@ class Directory:
 
     def scim_token(self, admin: Account) -> dict:
         """Headers carrying a new SCIM token of the admin's organization."""
-        _, secret = tokens.create_token(self.db, organization_id=admin.organization_id, created_by=admin.user.id, description="Directory")
+        _, secret = tokens.create_token(
+            self.db, organization_id=admin.organization_id, created_by=admin.user.id, description="Directory"
+        )
         self.db.flush()
         return {"Authorization": f"Bearer {secret}", "Content-Type": "application/scim+json"}

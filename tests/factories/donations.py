@@ -27,7 +27,11 @@ class Donations:
     def donation(self, account: Account, *, amount: int = 2500, currency: str = "USD", created_at=None) -> Donation:
         """A pending donation by `account` (made at `created_at`, by default now)."""
         return donations.create_donation(
-            self.db, caller=principal(account), amount=amount, currency=currency, recipient_name="Shelter Trust",
+            self.db,
+            caller=principal(account),
+            amount=amount,
+            currency=currency,
+            recipient_name="Shelter Trust",
             created_at=created_at,
         )
 

@@ -31,7 +31,9 @@ def user_event(event_type: str, external_id: str, *, email: str | None = None, v
     return {"object": "event", "type": event_type, "data": data, "timestamp": int(time.time() * 1000)}
 
 
-def svix_headers(payload: bytes, *, delivery_id: str | None = None, secret: str = IDENTITY_SECRET, timestamp: int | None = None) -> dict:
+def svix_headers(
+    payload: bytes, *, delivery_id: str | None = None, secret: str = IDENTITY_SECRET, timestamp: int | None = None
+) -> dict:
     """svix-* headers: base64 HMAC-SHA256 of "{id}.{timestamp}.{body}", keyed by the decoded secret."""
     delivery_id = delivery_id or f"msg_{next(_deliveries)}"
     timestamp = int(time.time()) if timestamp is None else timestamp

@@ -66,15 +66,27 @@ class Kindness:
             decider = self.db.get(User, act.recipient_id) if level == 2 else self.approver(act)
             decision = ("confirm" if confirm else "dispute") if level == 2 else ("approve" if confirm else "reject")
             verification.decide(
-                self.db, self.cache, caller=principal(decider), act_id=act.id, level=level, decision=decision,
+                self.db,
+                self.cache,
+                caller=principal(decider),
+                act_id=act.id,
+                level=level,
+                decision=decision,
                 reference=f"HR-{act.id[:8]}" if level == 4 else None,
             )
             return
         sender = principal(self.db.get(User, act.user_id))
         address = f"attester-{next(_sequence)}@foodbank.test"
         verification.request_attestation(
-            self.db, self.mailer, caller=sender, act_id=act.id, level=level, attester_name="Ada Attester",
-            attester_organization="Town Food Bank", attester_email=address, page_url="https://kindling.test",
+            self.db,
+            self.mailer,
+            caller=sender,
+            act_id=act.id,
+            level=level,
+            attester_name="Ada Attester",
+            attester_organization="Town Food Bank",
+            attester_email=address,
+            page_url="https://kindling.test",
         )
         token = self.mailbox.token_for(address)
         verification.answer_attestation(

@@ -48,20 +48,33 @@ class Volunteering:
         )
 
     def check_in(
-        self, account: Account, opportunity: VolunteerOpportunity, location: tuple[float, float] = CENTRE, *, now: dt.datetime | None = None
+        self,
+        account: Account,
+        opportunity: VolunteerOpportunity,
+        location: tuple[float, float] = CENTRE,
+        *,
+        now: dt.datetime | None = None,
     ) -> CheckIn:
         """`account` checking in at `opportunity` from `location` at `now`, verified only when close enough."""
         return volunteering.check_in(
-            self.db, caller=principal(account), opportunity_id=opportunity.id, latitude=location[0], longitude=location[1], now=now
+            self.db,
+            caller=principal(account),
+            opportunity_id=opportunity.id,
+            latitude=location[0],
+            longitude=location[1],
+            now=now,
         )
 
-
-    def volunteered(self, account: Account, opportunity: VolunteerOpportunity, location: tuple[float, float] = CENTRE) -> CheckIn:
+    def volunteered(
+        self, account: Account, opportunity: VolunteerOpportunity, location: tuple[float, float] = CENTRE
+    ) -> CheckIn:
         """`account` there for the whole of `opportunity`: checked in at its start, out at its end."""
         self.check_in(account, opportunity, location, now=opportunity.starts_at)
         return self.check_out(account, opportunity, now=opportunity.ends_at)
 
-    def check_out(self, account: Account, opportunity: VolunteerOpportunity, *, now: dt.datetime | None = None) -> CheckIn:
+    def check_out(
+        self, account: Account, opportunity: VolunteerOpportunity, *, now: dt.datetime | None = None
+    ) -> CheckIn:
         """`account` checking out of `opportunity` at `now`."""
         return volunteering.check_out(self.db, caller=principal(account), opportunity_id=opportunity.id, now=now)
 

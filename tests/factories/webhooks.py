@@ -22,6 +22,10 @@ class Webhooks:
     def endpoint(self, consultant: Account, url: str, events: tuple[str, ...] = outbox.EVENT_TYPES) -> WebhookEndpoint:
         """An enabled endpoint of `consultant` subscribed to `events`."""
         return webhook_endpoints.create_endpoint(
-            self.db, consultant_id=consultant.user.id, url=url, events=list(events), description=None,
+            self.db,
+            consultant_id=consultant.user.id,
+            url=url,
+            events=list(events),
+            description=None,
             policy=LOOPBACK_ALLOWED,
         )

@@ -10,7 +10,12 @@ import requests
 from kindling.themes import TOKEN_NAMES, check_theme
 from tests.factories import PASSWORD
 
-OUTSIDER_ACT = {"description": "Kept the lights on", "category": "community", "verificationLevel": 1, "recipientId": "outsider"}
+OUTSIDER_ACT = {
+    "description": "Kept the lights on",
+    "category": "community",
+    "verificationLevel": 1,
+    "recipientId": "outsider",
+}
 
 
 def assert_envelope(response, status: int, code: str | None = None) -> dict:
@@ -50,7 +55,13 @@ def sign_up(url: str, *, headers: dict | None = None, **fields) -> SignedUp:
     """An account signed up over HTTP at the server `url`: the admin of a new organization
     unless `fields` give a `joinCode` or an `accountType`; `fields` replace the defaults."""
     unique = uuid.uuid4().hex
-    body = {"email": f"person-{unique}@example.test", "password": PASSWORD, "name": "Person", "returnToken": True, **fields}
+    body = {
+        "email": f"person-{unique}@example.test",
+        "password": PASSWORD,
+        "name": "Person",
+        "returnToken": True,
+        **fields,
+    }
     if not {"joinCode", "accountType"} & fields.keys():
         body.setdefault("organizationName", f"Organization {unique[:8]}")
     response = requests.post(f"{url}/api/auth/sign-up", json=body, headers=headers, timeout=30)
@@ -71,7 +82,9 @@ class Caller:
         url = server.url
         return {
             "health": lambda: requests.get(f"{url}/api/health", timeout=10),
-            "sign-in": lambda: requests.post(f"{url}/api/auth/sign-in", json={"email": self.email, "password": PASSWORD}, timeout=10),
+            "sign-in": lambda: requests.post(
+                f"{url}/api/auth/sign-in", json={"email": self.email, "password": PASSWORD}, timeout=10
+            ),
             "session": lambda: requests.get(f"{url}/api/auth/session", headers=self.headers, timeout=10),
             "list": lambda: requests.get(f"{url}/api/kindness", headers=self.headers, timeout=10),
             "stats": lambda: requests.get(f"{url}/api/kindness/stats", headers=self.headers, timeout=10),

@@ -43,8 +43,11 @@ class Api:
 
     def settle(self, donation: dict, *, secret: str) -> None:
         """Deliver the payment provider's signed `payment_intent.succeeded` for the donation."""
-        event = payment_event("payment_intent.succeeded", Donation(id=donation["id"], amount=donation["amount"], currency=donation["currency"]),
-                              event_id=f"evt_{uuid.uuid4().hex}")
+        event = payment_event(
+            "payment_intent.succeeded",
+            Donation(id=donation["id"], amount=donation["amount"], currency=donation["currency"]),
+            event_id=f"evt_{uuid.uuid4().hex}",
+        )
         payload, headers = signed(event, secret=secret)
         response = requests.post(self.url + "/webhooks/payments", data=payload, headers=headers, timeout=10)
         response.raise_for_status()
@@ -69,11 +72,25 @@ def schemathesis(
 ) -> subprocess.CompletedProcess:
     """Run schemathesis as the `account` of the `accounts` file, in `phases`, over the `selection`."""
     command = [
-        sys.executable, "-m", "schemathesis.cli", "--config-file", str(config), "run", str(ROOT / "openapi.yaml"),
-        "--url", server.url,
+        sys.executable,
+        "-m",
+        "schemathesis.cli",
+        "--config-file",
+        str(config),
+        "run",
+        str(ROOT / "openapi.yaml"),
+        "--url",
+        server.url,
         # Every check is on, and the number of examples set, in schemathesis.toml (`--checks all`
         # here would override its exceptions, `--max-examples` its count for the stateful phase).
-        "--phases", phases, "--mode", "all", "--no-color", "--seed", SEED, *selection,
+        "--phases",
+        phases,
+        "--mode",
+        "all",
+        "--no-color",
+        "--seed",
+        SEED,
+        *selection,
     ]
     env = {**os.environ, "KINDLING_CONTRACT_ACCOUNTS": str(accounts)}
     return subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=900)

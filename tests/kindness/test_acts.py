@@ -11,8 +11,19 @@ from sqlalchemy import func, select
 from kindling.kindness.models import KindnessAct, KindnessRecipientTally, KindnessTally
 
 ACT_FIELDS = {
-    "id", "description", "category", "verificationLevel", "verifiedLevel", "verification", "recipientId", "userId",
-    "organizationId", "media", "createdAt", "updatedAt", "rippleScore",
+    "id",
+    "description",
+    "category",
+    "verificationLevel",
+    "verifiedLevel",
+    "verification",
+    "recipientId",
+    "userId",
+    "organizationId",
+    "media",
+    "createdAt",
+    "updatedAt",
+    "rippleScore",
 }
 IMAGE = {"type": "image", "url": "https://cdn.example.test/thanks.png"}
 T0 = dt.datetime(2024, 3, 1, tzinfo=dt.UTC)
@@ -40,7 +51,9 @@ def stored(db) -> tuple:
 def test_create_takes_sender_and_organization_from_the_session(client, make):
     admin = make.admin()
     member = make.member(admin)
-    body = valid_body(description="  Walked a new colleague through the build \n", recipientId=admin.user.id, media=[IMAGE])
+    body = valid_body(
+        description="  Walked a new colleague through the build \n", recipientId=admin.user.id, media=[IMAGE]
+    )
     response = client.post("/api/kindness", json=body, headers=member.headers)
     assert response.status_code == 201
     act = response.json()["data"]
@@ -131,7 +144,9 @@ def test_longest_url_and_most_media_are_accepted(client, make):
     member = make.admin()
     url = "https://a.test/" + "x" * 2033
     assert len(url) == 2048
-    response = client.post("/api/kindness", json=valid_body(media=[{"type": "image", "url": url}] * 10), headers=member.headers)
+    response = client.post(
+        "/api/kindness", json=valid_body(media=[{"type": "image", "url": url}] * 10), headers=member.headers
+    )
     assert response.status_code == 201
 
 
@@ -140,7 +155,9 @@ def test_body_that_is_not_an_object_is_refused(client, make):
     for body in ([valid_body()], "text", 3):
         response = client.post("/api/kindness", json=body, headers=member.headers)
         assert response.status_code == 400
-    response = client.post("/api/kindness", content=b"{not json", headers={**member.headers, "content-type": "application/json"})
+    response = client.post(
+        "/api/kindness", content=b"{not json", headers={**member.headers, "content-type": "application/json"}
+    )
     assert response.status_code == 400
     assert response.json()["error"]
 
@@ -217,7 +234,12 @@ def test_admin_who_is_not_the_sender_changes_only_the_verification_level(client,
     assert (data["verificationLevel"], data["verifiedLevel"], data["rippleScore"]) == (4, 1, 1)
     assert data["verification"] == {"status": "pending", "requestedLevel": 4, "awaiting": "admin"}
     before = stored(db)
-    for body in ({"description": "rewritten"}, {"category": "wellbeing"}, {"media": []}, {"verificationLevel": 5, "description": "x"}):
+    for body in (
+        {"description": "rewritten"},
+        {"category": "wellbeing"},
+        {"media": []},
+        {"verificationLevel": 5, "description": "x"},
+    ):
         response = client.put(f"/api/kindness/{act.id}", json=body, headers=admin.headers)
         assert response.status_code == 403, body
     assert stored(db) == before
@@ -230,7 +252,12 @@ def test_admin_sender_changes_everything(client, make):
     response = client.put(f"/api/kindness/{act.id}", json=body, headers=admin.headers)
     assert response.status_code == 200
     data = response.json()["data"]
-    assert (data["description"], data["category"], data["media"], data["verificationLevel"]) == ("All of it", "wellbeing", [IMAGE], 5)
+    assert (data["description"], data["category"], data["media"], data["verificationLevel"]) == (
+        "All of it",
+        "wellbeing",
+        [IMAGE],
+        5,
+    )
 
 
 def test_members_may_not_raise_verification_or_change_others_acts(client, make, db):
@@ -239,10 +266,20 @@ def test_members_may_not_raise_verification_or_change_others_acts(client, make, 
     bystander = make.member(admin)
     act = make.act(sender)
     before = stored(db)
-    assert client.put(f"/api/kindness/{act.id}", json={"verificationLevel": 5}, headers=sender.headers).status_code == 403
-    assert client.put(f"/api/kindness/{act.id}", json={"verificationLevel": 1}, headers=sender.headers).status_code == 403
-    assert client.put(f"/api/kindness/{act.id}", json={"description": "mine now"}, headers=bystander.headers).status_code == 403
-    assert client.put(f"/api/kindness/{act.id}", json={"verificationLevel": 5}, headers=bystander.headers).status_code == 403
+    assert (
+        client.put(f"/api/kindness/{act.id}", json={"verificationLevel": 5}, headers=sender.headers).status_code == 403
+    )
+    assert (
+        client.put(f"/api/kindness/{act.id}", json={"verificationLevel": 1}, headers=sender.headers).status_code == 403
+    )
+    assert (
+        client.put(f"/api/kindness/{act.id}", json={"description": "mine now"}, headers=bystander.headers).status_code
+        == 403
+    )
+    assert (
+        client.put(f"/api/kindness/{act.id}", json={"verificationLevel": 5}, headers=bystander.headers).status_code
+        == 403
+    )
     assert stored(db) == before
 
 
@@ -294,7 +331,10 @@ def test_list_filters_by_category_and_sender(client, make):
     community = make.act(admin, category="community", at=T0)
     make.act(admin, category="wellbeing", at=T0)
     by_member = make.act(member, category="community", at=T0 + dt.timedelta(seconds=1))
-    assert ids(client.get("/api/kindness?category=community", headers=admin.headers).json()) == [by_member.id, community.id]
+    assert ids(client.get("/api/kindness?category=community", headers=admin.headers).json()) == [
+        by_member.id,
+        community.id,
+    ]
     assert ids(client.get(f"/api/kindness?userId={member.user.id}", headers=admin.headers).json()) == [by_member.id]
     both = client.get(f"/api/kindness?userId={admin.user.id}&category=community", headers=admin.headers).json()
     assert ids(both) == [community.id]
@@ -319,16 +359,23 @@ def test_date_filters_are_inclusive(client, make):
     assert listed("endDate=2024-02-29") == [before_day.id]
     assert listed("startDate=2024-03-01T00:00:00Z&endDate=2024-03-01T00:00:00Z") == [first.id]
     assert listed("startDate=2024-03-01T01:00:00%2B01:00&endDate=2024-03-01T00:00:00.000000Z") == [first.id]
-    assert listed("startDate=2024-02-29T23:59:59.999999Z&endDate=2024-03-01T23:59:59.999999Z") == [last.id, first.id, before_day.id]
+    assert listed("startDate=2024-02-29T23:59:59.999999Z&endDate=2024-03-01T23:59:59.999999Z") == [
+        last.id,
+        first.id,
+        before_day.id,
+    ]
     assert listed("startDate=2024-03-01T23:59:59.999999-00:00") == [next_day.id, last.id]
 
 
-@pytest.mark.parametrize("query", [
-    "endDate=9999-12-31",
-    "endDate=9999-12-31T23:59:59.999999-01:00",
-    "startDate=0001-01-01T00:00:00%2B01:00",
-    "startDate=0001-01-01T00:00:00%2B01:00&endDate=9999-12-31",
-])
+@pytest.mark.parametrize(
+    "query",
+    [
+        "endDate=9999-12-31",
+        "endDate=9999-12-31T23:59:59.999999-01:00",
+        "startDate=0001-01-01T00:00:00%2B01:00",
+        "startDate=0001-01-01T00:00:00%2B01:00&endDate=9999-12-31",
+    ],
+)
 def test_date_filters_at_the_ends_of_time_leave_that_side_open(client, make, query):
     admin = make.admin()
     act = make.act(admin, at=T0)

@@ -26,11 +26,19 @@ def attested_server(fresh_database_url, live_server, mailbox):
 
     def start(**env):
         server = live_server(
-            DATABASE_URL=fresh_database_url, SMTP_URL=mailbox.url, MAIL_FROM="attest@kindling.test",
-            PUBLIC_URL="https://kindling.test", **env
+            DATABASE_URL=fresh_database_url,
+            SMTP_URL=mailbox.url,
+            MAIL_FROM="attest@kindling.test",
+            PUBLIC_URL="https://kindling.test",
+            **env,
         )
         sender = sign_up(server.url, organizationName="Harbour Trust")
-        act = {"description": "Ran the Saturday food bank shift", "category": "community", "verificationLevel": 5, "recipientId": "a-neighbour"}
+        act = {
+            "description": "Ran the Saturday food bank shift",
+            "category": "community",
+            "verificationLevel": 5,
+            "recipientId": "a-neighbour",
+        }
         act_id = call(server, "POST", "/api/kindness", sender.token, json=act).json()["data"]["id"]
         call(server, "POST", f"/api/kindness/{act_id}/attestations", sender.token, json=ASK)
         return server, sender, act_id, mailbox.token_for(ATTESTER)
@@ -60,7 +68,9 @@ class Browser:
                 return reply["result"]
 
     def evaluate(self, expression: str):
-        result = self.send("Runtime.evaluate", self.session, expression=expression, returnByValue=True, awaitPromise=True)
+        result = self.send(
+            "Runtime.evaluate", self.session, expression=expression, returnByValue=True, awaitPromise=True
+        )
         assert "exceptionDetails" not in result, result
         return result["result"].get("value")
 
@@ -79,8 +89,14 @@ class Browser:
 
     def press(self, key: str, code: str, text: str = "") -> None:
         for kind in ("keyDown", "keyUp"):
-            self.send("Input.dispatchKeyEvent", self.session, type=kind, key=key, code=code, text=text if kind == "keyDown" else "")
-
+            self.send(
+                "Input.dispatchKeyEvent",
+                self.session,
+                type=kind,
+                key=key,
+                code=code,
+                text=text if kind == "keyDown" else "",
+            )
 
 
 @pytest.fixture
@@ -90,10 +106,22 @@ def browser(tmp_path):
         pytest.fail("Chromium is needed to test the /attest page: run scripts/test-prerequisites")
     profile = tmp_path / "chromium"
     process = subprocess.Popen(
-        [chromium, "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run",
-         "--disable-background-networking", "--disable-component-update", "--disable-sync",
-         "--remote-debugging-port=0", f"--user-data-dir={profile}", "about:blank"],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        [
+            chromium,
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-dev-shm-usage",
+            "--no-first-run",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            "--remote-debugging-port=0",
+            f"--user-data-dir={profile}",
+            "about:blank",
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
     )
     try:
         # Chromium writes the port it listens on, and the browser's DevTools path, once it is up.
@@ -115,15 +143,19 @@ def test_the_page_reads_the_fragment_shows_the_act_and_answers_it(attested_serve
     server, sender, act_id, token = attested_server()
     browser.open(f"{server.url}/attest#{token}")
     browser.wait_for("!document.getElementById('act').hidden")
-    shown = browser.evaluate("({description: document.getElementById('description').textContent,"
-                             " organization: document.getElementById('organization').textContent,"
-                             " status: document.getElementById('status').textContent, url: location.href})")
+    shown = browser.evaluate(
+        "({description: document.getElementById('description').textContent,"
+        " organization: document.getElementById('organization').textContent,"
+        " status: document.getElementById('status').textContent, url: location.href})"
+    )
     assert shown["description"] == "Ran the Saturday food bank shift" and shown["organization"] == "Harbour Trust"
     assert "Harbour Trust asks you" in shown["status"]
     assert token not in shown["url"]  # dropped from the address bar and the history
     # Screen readers: results are announced, and every field has a label.
     assert browser.evaluate("document.getElementById('status').getAttribute('aria-live')") == "polite"
-    assert browser.evaluate("[...document.querySelectorAll('input, textarea')].every(field => field.labels.length === 1)")
+    assert browser.evaluate(
+        "[...document.querySelectorAll('input, textarea')].every(field => field.labels.length === 1)"
+    )
 
     # With the keyboard alone: focus the first choice, pick it with Space, type a name, send with Enter.
     browser.evaluate("document.getElementById('decision-confirm').focus()")
@@ -131,7 +163,9 @@ def test_the_page_reads_the_fragment_shows_the_act_and_answers_it(attested_serve
     browser.evaluate("document.getElementById('name').focus()")
     browser.send("Input.insertText", browser.session, text="Ada Lovelace")
     browser.press("Enter", "Enter", "\r")
-    status = browser.wait_for("document.getElementById('answer').hidden && document.getElementById('status').textContent")
+    status = browser.wait_for(
+        "document.getElementById('answer').hidden && document.getElementById('status').textContent"
+    )
     assert status == "Thank you: your confirmation is recorded."
 
     act = call(server, "GET", f"/api/kindness/{act_id}", sender.token).json()["data"]
@@ -152,12 +186,26 @@ def test_the_token_is_in_no_line_the_server_writes(attested_server):
     assert requests.get(f"{server.url}/attest", timeout=10).status_code == 200
     looked_up = requests.post(f"{server.url}/api/attestations/lookup", json={"token": token}, timeout=10)
     assert looked_up.status_code == 200, looked_up.text
-    answered = requests.post(f"{server.url}/api/attestations/answer", json={"token": token, "decision": "confirm", "name": "Ada"}, timeout=10)
+    answered = requests.post(
+        f"{server.url}/api/attestations/answer", json={"token": token, "decision": "confirm", "name": "Ada"}, timeout=10
+    )
     assert answered.status_code == 200, answered.text
     # A reused token's refusal is logged too.
-    assert requests.post(f"{server.url}/api/attestations/answer", json={"token": token, "decision": "confirm", "name": "Ada"}, timeout=10).status_code == 404
+    assert (
+        requests.post(
+            f"{server.url}/api/attestations/answer",
+            json={"token": token, "decision": "confirm", "name": "Ada"},
+            timeout=10,
+        ).status_code
+        == 404
+    )
     written = server.log()
-    for request_line in ("/api/kindness/", "POST /api/attestations/lookup", "POST /api/attestations/answer", "GET /attest"):
+    for request_line in (
+        "/api/kindness/",
+        "POST /api/attestations/lookup",
+        "POST /api/attestations/answer",
+        "GET /attest",
+    ):
         assert request_line in written, f"the access log is not captured: {written[-2000:]}"
     assert token not in written
     assert token[:16] not in written

@@ -22,7 +22,12 @@ from tests.mail import USER
 
 ADDRESS = "ada@foodbank.test"
 ASK = {"level": 5, "attesterName": "Ada Lovelace", "attesterOrganization": "Town Food Bank", "attesterEmail": ADDRESS}
-CONFIRM = {"decision": "confirm", "name": "Ada Lovelace", "organization": "Town Food Bank", "statement": "She ran our Saturday shift."}
+CONFIRM = {
+    "decision": "confirm",
+    "name": "Ada Lovelace",
+    "organization": "Town Food Bank",
+    "statement": "She ran our Saturday shift.",
+}
 
 
 def ask(client, account, act_id: str, body: dict = ASK):
@@ -57,7 +62,10 @@ def test_a_third_party_attests_level_five_from_the_mail(client, people, db, mail
     assert before <= dt.datetime.fromisoformat(created["deliveredAt"]) <= dt.datetime.now(dt.UTC)
 
     [mail] = mailbox.to(ADDRESS)
-    assert (mail["From"], mail["Subject"]) == ("Kindling <attest@kindling.test>", "Riverside Cooperative asks you to confirm an act of kindness")
+    assert (mail["From"], mail["Subject"]) == (
+        "Kindling <attest@kindling.test>",
+        "Riverside Cooperative asks you to confirm an act of kindness",
+    )
     assert mailbox.logins == [USER]  # SMTP_URL's user and password were used
     text = mail.get_content()
     token = mailbox.token_for(ADDRESS)
@@ -90,7 +98,12 @@ def test_a_third_party_attests_level_five_from_the_mail(client, people, db, mail
     assert after["verification"] == {"status": "verified", "requestedLevel": 5, "awaiting": None}
     decisions = client.get(f"/api/kindness/{act['id']}/verifications", headers=people["member"].headers).json()["data"]
     assert [(d["level"], d["decision"], d["decidedBy"], d["attester"]) for d in decisions] == [
-        (5, "confirm", None, {"name": "Ada Lovelace", "organization": "Town Food Bank", "statement": "She ran our Saturday shift."})
+        (
+            5,
+            "confirm",
+            None,
+            {"name": "Ada Lovelace", "organization": "Town Food Bank", "statement": "She ran our Saturday shift."},
+        )
     ]
 
 
@@ -98,13 +111,19 @@ def test_the_answer_is_logged_with_the_attesters_key_and_the_requester(client, p
     act = post_act(client, people["sender"], level=5)
     created = ask(client, people["sender"], act["id"], {**ASK, "attesterEmail": "Ada@FoodBank.test"}).json()["data"]
     assert answer(client, mailbox.token_for("Ada@FoodBank.test")).status_code == 200
-    event = db.scalar(select(EvidenceEvent).where(EvidenceEvent.type == "attestation.answered", EvidenceEvent.subject_id == act["id"]))
+    event = db.scalar(
+        select(EvidenceEvent).where(EvidenceEvent.type == "attestation.answered", EvidenceEvent.subject_id == act["id"])
+    )
     organization_id = people["admin"].organization_id
     key = hashlib.sha256(f"{organization_id}\nada@foodbank.test".encode()).hexdigest()
     assert event.actor_id is None
     assert event.data == {
-        "attestationId": created["id"], "level": 5, "decision": "confirm", "requestedBy": people["sender"].user.id,
-        "attesterDomain": "foodbank.test", "attesterKey": key,
+        "attestationId": created["id"],
+        "level": 5,
+        "decision": "confirm",
+        "requestedBy": people["sender"].user.id,
+        "attesterDomain": "foodbank.test",
+        "attesterKey": key,
     }
 
 
@@ -114,7 +133,9 @@ def test_a_token_is_single_use_and_unknown_used_replaced_expired_look_alike(clie
     used = mailbox.token_for(ADDRESS)
     assert answer(client, used).status_code == 200
     other = post_act(client, people["sender"], level=5)
-    expired_id = ask(client, people["admin"], other["id"], {**ASK, "attesterEmail": "old@foodbank.test"}).json()["data"]["id"]
+    expired_id = ask(client, people["admin"], other["id"], {**ASK, "attesterEmail": "old@foodbank.test"}).json()[
+        "data"
+    ]["id"]
     expired = mailbox.token_for("old@foodbank.test")
     db.get(Attestation, expired_id).expires_at = utcnow() - dt.timedelta(seconds=1)
     db.flush()
@@ -154,7 +175,11 @@ def test_the_attester_must_be_independent_of_the_organization(client, people, ma
     removed = make.member(people["admin"])
     removed.user.active = False
     make.db.flush()
-    assert_envelope(ask(client, people["sender"], act["id"], {**ASK, "attesterEmail": removed.user.email}), 409, "attester_not_independent")
+    assert_envelope(
+        ask(client, people["sender"], act["id"], {**ASK, "attesterEmail": removed.user.email}),
+        409,
+        "attester_not_independent",
+    )
     assert mailbox.messages == []
     # Someone of another organization is independent of this one.
     outsider = make.admin()
@@ -168,12 +193,20 @@ def test_an_address_in_the_organizations_sso_domains_is_not_independent(client, 
     for address in ("ada@riverside.example", "Ada@EU.Riverside.example"):
         response = ask(client, people["sender"], act["id"], {**ASK, "attesterEmail": address})
         assert_envelope(response, 409, "attester_not_independent")
-    assert ask(client, people["sender"], act["id"], {**ASK, "attesterEmail": "ada@notriverside.example"}).status_code == 201
+    assert (
+        ask(client, people["sender"], act["id"], {**ASK, "attesterEmail": "ada@notriverside.example"}).status_code
+        == 201
+    )
 
 
 def test_one_address_attests_one_level_of_an_act(client, people, mailbox):
     act = post_act(client, people["sender"], "neighbour-8", 5)
-    assert ask(client, people["sender"], act["id"], {"level": 2, "attesterName": "Nia", "attesterEmail": "nia@home.test"}).status_code == 201
+    assert (
+        ask(
+            client, people["sender"], act["id"], {"level": 2, "attesterName": "Nia", "attesterEmail": "nia@home.test"}
+        ).status_code
+        == 201
+    )
     response = ask(client, people["sender"], act["id"], {**ASK, "attesterEmail": "NIA@home.test"})
     assert_envelope(response, 409, "attester_not_independent")
 
@@ -197,7 +230,9 @@ def test_a_refusing_mail_server_is_503_and_changes_nothing(client, people, db, m
 
 
 def test_a_silent_mail_server_is_503_after_the_timeout(client, people, db, runtime, monkeypatch, silent_mail_server):
-    monkeypatch.setattr(runtime, "mailer", Mailer(url=silent_mail_server.url, sender="attest@kindling.test", timeout=0.5))
+    monkeypatch.setattr(
+        runtime, "mailer", Mailer(url=silent_mail_server.url, sender="attest@kindling.test", timeout=0.5)
+    )
     act = post_act(client, people["sender"], level=5)
     started = time.monotonic()
     assert_envelope(ask(client, people["sender"], act["id"]), 503, "mail_unavailable")
@@ -221,12 +256,22 @@ def test_the_old_token_in_path_routes_are_gone(client, people, mailbox):
 
 def test_an_external_recipient_confirms_or_declines_level_two(client, people, mailbox):
     confirmed = post_act(client, people["sender"], "neighbour-42", 2)
-    ask(client, people["sender"], confirmed["id"], {"level": 2, "attesterName": "Neighbour", "attesterEmail": "nia@home.test"})
+    ask(
+        client,
+        people["sender"],
+        confirmed["id"],
+        {"level": 2, "attesterName": "Neighbour", "attesterEmail": "nia@home.test"},
+    )
     assert answer(client, mailbox.token_for("nia@home.test"), {"decision": "confirm", "name": "Nia"}).status_code == 200
     assert get_act(client, people["admin"], confirmed["id"])["verifiedLevel"] == 2
 
     declined = post_act(client, people["sender"], "neighbour-43", 2)
-    ask(client, people["sender"], declined["id"], {"level": 2, "attesterName": "Neighbour", "attesterEmail": "ned@home.test"})
+    ask(
+        client,
+        people["sender"],
+        declined["id"],
+        {"level": 2, "attesterName": "Neighbour", "attesterEmail": "ned@home.test"},
+    )
     assert answer(client, mailbox.token_for("ned@home.test"), {"decision": "decline", "name": "Ned"}).status_code == 200
     after = get_act(client, people["admin"], declined["id"])
     assert after["verifiedLevel"] == 1
@@ -269,8 +314,14 @@ def test_malformed_attestation_requests_are_refused(client, people, body, mailbo
 
 @pytest.mark.parametrize(
     "body",
-    [{}, {"decision": "confirm"}, {"decision": "yes", "name": "X"}, {"decision": "confirm", "name": ""},
-     {"decision": "confirm", "name": "X", "statement": "s" * 2001}, {"decision": "confirm", "name": "X", "level": 5}],
+    [
+        {},
+        {"decision": "confirm"},
+        {"decision": "yes", "name": "X"},
+        {"decision": "confirm", "name": ""},
+        {"decision": "confirm", "name": "X", "statement": "s" * 2001},
+        {"decision": "confirm", "name": "X", "level": 5},
+    ],
 )
 def test_malformed_answers_are_refused_and_keep_the_token(client, people, body, mailbox):
     act = post_act(client, people["sender"], level=5)

@@ -32,8 +32,15 @@ def test_concurrent_creates_keep_ripple_counts_exact(live_server, runtime):
         with requests.Session() as http:
             for k in range(ACTS_EACH):
                 sender, recipient = people[(first + k) % PEOPLE], people[(first + k + 1) % PEOPLE]
-                body = {"description": "Passed on", "category": "community", "verificationLevel": 1, "recipientId": recipient.id}
-                codes.append(http.post(f"{server.url}/api/kindness", json=body, headers=sender.headers, timeout=30).status_code)
+                body = {
+                    "description": "Passed on",
+                    "category": "community",
+                    "verificationLevel": 1,
+                    "recipientId": recipient.id,
+                }
+                codes.append(
+                    http.post(f"{server.url}/api/kindness", json=body, headers=sender.headers, timeout=30).status_code
+                )
         return codes
 
     with ThreadPoolExecutor(PEOPLE) as pool:
@@ -49,10 +56,10 @@ def test_concurrent_creates_keep_ripple_counts_exact(live_server, runtime):
     for act in acts:
         sent[act.user_id].append(act.created_at)
     expected = {
-        act.id: min(10, sum(act.created_at < at <= act.created_at + window for at in sent[act.recipient_id])) for act in acts
+        act.id: min(10, sum(act.created_at < at <= act.created_at + window for at in sent[act.recipient_id]))
+        for act in acts
     }
     assert {act.id: act.ripple_count for act in acts} == expected
     assert [(t.category, t.acts, t.verification_sum, t.ripple_sum) for t in tallies] == [
         ("community", len(acts), len(acts), sum(expected.values()))
     ]
-

@@ -31,7 +31,9 @@ def stats(client, account) -> dict:
 
 def verified_acts(db, account) -> int:
     window = periods.window()
-    return metrics.activity(db, organization_ids=[account.organization_id], window=window)[account.organization_id].kindness.verified
+    return metrics.activity(db, organization_ids=[account.organization_id], window=window)[
+        account.organization_id
+    ].kindness.verified
 
 
 # --- canonical ids ---
@@ -39,8 +41,12 @@ def verified_acts(db, account) -> int:
 
 @pytest.mark.parametrize("spelling", [str.upper, lambda id_: "{" + id_ + "}", lambda id_: id_.replace("-", "").upper()])
 def test_a_sender_cannot_recognise_themselves_by_spelling_their_id_differently(client, team, spelling):
-    body = {"description": "Did my own job", "category": "community", "verificationLevel": 2,
-            "recipientId": spelling(team["sender"].user.id)}
+    body = {
+        "description": "Did my own job",
+        "category": "community",
+        "verificationLevel": 2,
+        "recipientId": spelling(team["sender"].user.id),
+    }
     response = client.post("/api/kindness", json=body, headers=team["sender"].headers)
     assert_envelope(response, 400, "self_recognition")
 
@@ -66,7 +72,9 @@ def test_top_recipients_count_one_person_once(client, team):
 
 def test_filtering_by_sender_reads_the_id_in_any_case(client, team):
     act = post_act(client, team["sender"], team["recipient"].user.id)
-    listed = client.get("/api/kindness", params={"userId": team["sender"].user.id.upper()}, headers=team["admin"].headers)
+    listed = client.get(
+        "/api/kindness", params={"userId": team["sender"].user.id.upper()}, headers=team["admin"].headers
+    )
     assert [found["id"] for found in listed.json()["data"]] == [act["id"]]
 
 
@@ -87,13 +95,17 @@ def test_a_recipient_who_administers_cannot_decide_level_three_or_four(client, m
     make.db.flush()
     act = post_act(client, other_admin, team["admin"].user.id.upper(), 4)
     assert_envelope(decide(client, team["admin"], act["id"], 3, "approve"), 403, "conflict_of_interest")
-    assert_envelope(decide(client, team["admin"], act["id"], 4, "approve", reference="HR-1"), 403, "conflict_of_interest")
+    assert_envelope(
+        decide(client, team["admin"], act["id"], 4, "approve", reference="HR-1"), 403, "conflict_of_interest"
+    )
 
 
 def test_one_person_gives_one_level_of_an_act(client, make, team):
     act = post_act(client, team["sender"], team["recipient"].user.id, 4)
     assert decide(client, team["admin"], act["id"], 3, "approve").status_code == 201
-    assert_envelope(decide(client, team["admin"], act["id"], 4, "approve", reference="HR-1"), 403, "conflict_of_interest")
+    assert_envelope(
+        decide(client, team["admin"], act["id"], 4, "approve", reference="HR-1"), 403, "conflict_of_interest"
+    )
     second_admin = make.member(team["admin"])
     second_admin.user.role = "admin"
     make.db.flush()

@@ -95,7 +95,12 @@ def test_chain_recorded_through_the_api(client, make):
     b, c = make.member(a), make.member(a)
 
     def post(sender, recipient) -> str:
-        body = {"description": "Passed it on", "category": "community", "verificationLevel": 1, "recipientId": recipient.user.id}
+        body = {
+            "description": "Passed it on",
+            "category": "community",
+            "verificationLevel": 1,
+            "recipientId": recipient.user.id,
+        }
         response = client.post("/api/kindness", json=body, headers=sender.headers)
         assert response.status_code == 201
         assert response.json()["data"]["rippleScore"] == 1
@@ -165,8 +170,13 @@ def test_stored_counts_and_tallies_match_a_recomputation(client, make, db, runti
         # Whole hours over 120 days, so that acts exactly 30 days apart and simultaneous acts are common.
         at = T0 + dt.timedelta(hours=rng.randrange(120 * 24))
         made.append(
-            make.act(sender, recipient, at=at, category=rng.choice(["peer_recognition", "community", "wellbeing"]),
-                     verification_level=rng.randint(1, 5))
+            make.act(
+                sender,
+                recipient,
+                at=at,
+                category=rng.choice(["peer_recognition", "community", "wellbeing"]),
+                verification_level=rng.randint(1, 5),
+            )
         )
     for act in rng.sample(made, 120):
         for level in sorted(rng.sample(range(2, act.verification_level + 1), k=min(2, act.verification_level - 1))):
@@ -174,8 +184,12 @@ def test_stored_counts_and_tallies_match_a_recomputation(client, make, db, runti
     for act in rng.sample(made, 40):
         people = next(p for p in organizations if p[0].organization_id == act.organization_id)
         sender = next(p for p in people if p.user.id == act.user_id)
-        kindness.update_act(db, runtime.cache, caller=principal(sender), act_id=act.id, category=rng.choice(["community", "wellbeing"]))
-        kindness.update_act(db, runtime.cache, caller=principal(people[0]), act_id=act.id, verification_level=rng.randint(1, 5))
+        kindness.update_act(
+            db, runtime.cache, caller=principal(sender), act_id=act.id, category=rng.choice(["community", "wellbeing"])
+        )
+        kindness.update_act(
+            db, runtime.cache, caller=principal(people[0]), act_id=act.id, verification_level=rng.randint(1, 5)
+        )
     db.expire_all()
 
     organization_ids = [people[0].organization_id for people in organizations]
@@ -211,7 +225,13 @@ def test_stored_counts_and_tallies_match_a_recomputation(client, make, db, runti
     stored = collections.Counter()
     for tally in db.scalars(select(KindnessTally).where(KindnessTally.organization_id.in_(organization_ids))):
         key = (tally.organization_id, tally.category)
-        stored.update({key + ("acts",): tally.acts, key + ("verification",): tally.verification_sum, key + ("ripple",): tally.ripple_sum})
+        stored.update(
+            {
+                key + ("acts",): tally.acts,
+                key + ("verification",): tally.verification_sum,
+                key + ("ripple",): tally.ripple_sum,
+            }
+        )
     assert +stored == +tallies
     recipient_tallies = db.scalars(
         select(KindnessRecipientTally).where(KindnessRecipientTally.organization_id.in_(organization_ids))
@@ -220,6 +240,4 @@ def test_stored_counts_and_tallies_match_a_recomputation(client, make, db, runti
 
     for people in organizations:
         listed = client.get("/api/kindness?limit=1000", headers=people[0].headers).json()["data"]
-        assert listed and all(
-            item["rippleScore"] == verified[item["id"]] + expected[item["id"]] / 2 for item in listed
-        )
+        assert listed and all(item["rippleScore"] == verified[item["id"]] + expected[item["id"]] / 2 for item in listed)

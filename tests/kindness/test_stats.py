@@ -27,7 +27,13 @@ def stats(client, account) -> dict:
 
 
 def post_act(client, account, **fields) -> dict:
-    body = {"description": "Brought soup", "category": "wellbeing", "verificationLevel": 1, "recipientId": "outsider", **fields}
+    body = {
+        "description": "Brought soup",
+        "category": "wellbeing",
+        "verificationLevel": 1,
+        "recipientId": "outsider",
+        **fields,
+    }
     response = client.post("/api/kindness", json=body, headers=account.headers)
     assert response.status_code == 201
     return response.json()["data"]
@@ -51,7 +57,9 @@ def test_statistics_of_an_organization(client, make):
         "averageRippleScore": 3.67,
         "totalRippleScore": 11,
         "recentCount": 0,
-        "topRecipients": [{"userId": recipient, "count": 1} for recipient in sorted([a.user.id, b.user.id]) + ["outsider"]],
+        "topRecipients": [
+            {"userId": recipient, "count": 1} for recipient in sorted([a.user.id, b.user.id]) + ["outsider"]
+        ],
     }
 
 
@@ -127,7 +135,9 @@ def test_changing_an_act_invalidates_the_statistics(client, make):
     a = make.admin()
     act = post_act(client, a, category="wellbeing", verificationLevel=1)
     assert stats(client, a)["byCategory"]["wellbeing"] == 1
-    response = client.put(f"/api/kindness/{act['id']}", json={"category": "community", "verificationLevel": 4}, headers=a.headers)
+    response = client.put(
+        f"/api/kindness/{act['id']}", json={"category": "community", "verificationLevel": 4}, headers=a.headers
+    )
     assert response.status_code == 200
     data = stats(client, a)
     assert data["byCategory"] == {"peer_recognition": 0, "community": 1, "wellbeing": 0}
@@ -139,7 +149,9 @@ def test_a_verification_decision_invalidates_the_statistics(client, make):
     manager = make.manager(a)
     act = post_act(client, a, verificationLevel=3)
     assert stats(client, a)["totalRippleScore"] == 1
-    decided = client.post(f"/api/kindness/{act['id']}/verifications", json={"level": 3, "decision": "approve"}, headers=manager.headers)
+    decided = client.post(
+        f"/api/kindness/{act['id']}/verifications", json={"level": 3, "decision": "approve"}, headers=manager.headers
+    )
     assert decided.status_code == 201
     assert stats(client, a)["totalRippleScore"] == 3
 
@@ -160,7 +172,9 @@ def test_a_late_write_from_a_stale_reader_is_never_served(client, make, runtime)
     generation, _ = stored_entry(runtime.cache, a.organization_id)
     # A reader that read the database before the next act committed stores its result late.
     post_act(client, a)
-    runtime.cache.set(f"kindness:stats:{a.organization_id}", f"{generation}:{json.dumps(stale)}", kindness_stats.STATS_TTL)
+    runtime.cache.set(
+        f"kindness:stats:{a.organization_id}", f"{generation}:{json.dumps(stale)}", kindness_stats.STATS_TTL
+    )
     assert stats(client, a)["total"] == 2
 
 

@@ -36,7 +36,9 @@ def team(make):
         (5, True, "pending", "external"),
     ],
 )
-def test_create_answers_the_request_back_and_starts_at_level_one(client, team, level, member_recipient, status, awaiting):
+def test_create_answers_the_request_back_and_starts_at_level_one(
+    client, team, level, member_recipient, status, awaiting
+):
     recipient = team["recipient"].user.id if member_recipient else "someone-outside"
     act = post_act(client, team["sender"], recipient, level)
     assert (act["verificationLevel"], act["verifiedLevel"], act["rippleScore"]) == (level, 1, 1)
@@ -53,7 +55,11 @@ def test_the_recipient_confirms_level_two(client, team):
     decision = response.json()["data"]
     assert set(decision) == {"id", "actId", "level", "decision", "decidedBy", "decidedAt", "note"}
     assert (decision["actId"], decision["level"], decision["decision"], decision["decidedBy"], decision["note"]) == (
-        act["id"], 2, "confirm", team["recipient"].user.id, "Yes, thank you"
+        act["id"],
+        2,
+        "confirm",
+        team["recipient"].user.id,
+        "Yes, thank you",
     )
     after = get_act(client, team["admin"], act["id"])
     assert (after["verifiedLevel"], after["rippleScore"]) == (2, 2)
@@ -80,7 +86,11 @@ def test_a_disputed_act_says_so_and_stays_unverified(client, team):
 def test_a_dispute_below_the_requested_level_waits_for_an_admins_level_four(client, team):
     act = post_act(client, team["sender"], team["recipient"].user.id, 3)
     assert decide(client, team["recipient"], act["id"], 2, "dispute").status_code == 201
-    assert get_act(client, team["admin"], act["id"])["verification"] == {"status": "disputed", "requestedLevel": 3, "awaiting": "admin"}
+    assert get_act(client, team["admin"], act["id"])["verification"] == {
+        "status": "disputed",
+        "requestedLevel": 3,
+        "awaiting": "admin",
+    }
     assert act["id"] in pending(client, team["admin"])
     # A later approval does not override the dispute.
     assert decide(client, team["manager"], act["id"], 3, "approve").status_code == 201
@@ -130,13 +140,17 @@ def test_nobody_verifies_an_act_they_sent(client, make):
     for sender in (admin, manager):
         act = post_act(client, sender, recipient.user.id, 4)
         for level, decision in ((2, "confirm"), (3, "approve"), (4, "approve")):
-            assert_envelope(decide(client, sender, act["id"], level, decision, reference="HR-1"), 403, "conflict_of_interest")
+            assert_envelope(
+                decide(client, sender, act["id"], level, decision, reference="HR-1"), 403, "conflict_of_interest"
+            )
         assert get_act(client, sender, act["id"])["verifiedLevel"] == 1
 
 
 def test_a_level_above_the_request_or_decided_twice_is_a_conflict(client, team, db):
     act = post_act(client, team["sender"], team["recipient"].user.id, 3)
-    assert_envelope(decide(client, team["admin"], act["id"], 4, "approve", reference="HR-1"), 409, "above_requested_level")
+    assert_envelope(
+        decide(client, team["admin"], act["id"], 4, "approve", reference="HR-1"), 409, "above_requested_level"
+    )
     assert decide(client, team["manager"], act["id"], 3, "reject").status_code == 201
     assert_envelope(decide(client, team["admin"], act["id"], 3, "approve"), 409, "already_decided")
     assert decide(client, team["recipient"], act["id"], 2, "confirm").status_code == 201
@@ -151,7 +165,9 @@ def test_a_level_above_the_request_or_decided_twice_is_a_conflict(client, team, 
 @pytest.mark.parametrize(("level", "decision"), [(2, "approve"), (3, "confirm"), (4, "dispute")])
 def test_a_decision_that_does_not_fit_its_level_is_refused(client, team, level, decision):
     act = post_act(client, team["sender"], team["recipient"].user.id, 4)
-    assert_envelope(decide(client, team["admin"], act["id"], level, decision, reference="HR-1"), 400, "validation_error")
+    assert_envelope(
+        decide(client, team["admin"], act["id"], level, decision, reference="HR-1"), 400, "validation_error"
+    )
 
 
 @pytest.mark.parametrize(
@@ -187,8 +203,15 @@ def test_another_organizations_act_is_not_found(client, team, make):
         foreign = decide(client, team["admin"], path.rsplit("/", 1)[1], 3, "approve")
         assert_envelope(foreign, 404, "not_found")
         assert_envelope(client.get(f"{path}/verifications", headers=team["admin"].headers), 404, "not_found")
-        attestation = {"level": 5, "attesterName": "Ada", "attesterOrganization": "Food Bank", "attesterEmail": "ada@bank.test"}
-        assert_envelope(client.post(f"{path}/attestations", json=attestation, headers=team["admin"].headers), 404, "not_found")
+        attestation = {
+            "level": 5,
+            "attesterName": "Ada",
+            "attesterOrganization": "Food Bank",
+            "attesterEmail": "ada@bank.test",
+        }
+        assert_envelope(
+            client.post(f"{path}/attestations", json=attestation, headers=team["admin"].headers), 404, "not_found"
+        )
     assert get_act(client, theirs, act["id"])["verifiedLevel"] == 1
 
 
@@ -197,7 +220,11 @@ def test_consultants_and_anonymous_callers_are_refused(client, team, make):
     consultant = make.consultant()
     assert_envelope(decide(client, consultant, act["id"], 3, "approve"), 403, "forbidden")
     assert_envelope(client.get("/api/verifications/pending", headers=consultant.headers), 403, "forbidden")
-    assert_envelope(client.post(f"{ACTS}/{act['id']}/verifications", json={"level": 3, "decision": "approve"}), 401, "unauthenticated")
+    assert_envelope(
+        client.post(f"{ACTS}/{act['id']}/verifications", json={"level": 3, "decision": "approve"}),
+        401,
+        "unauthenticated",
+    )
     assert_envelope(client.get("/api/verifications/pending"), 401, "unauthenticated")
 
 
@@ -223,7 +250,9 @@ def test_pending_pages_with_a_cursor(client, team):
     made = [post_act(client, team["sender"], level=3)["id"] for _ in range(5)]
     first = client.get("/api/verifications/pending", params={"limit": 2}, headers=team["manager"].headers).json()
     second = client.get(
-        "/api/verifications/pending", params={"limit": 10, "cursor": first["nextCursor"]}, headers=team["manager"].headers
+        "/api/verifications/pending",
+        params={"limit": 10, "cursor": first["nextCursor"]},
+        headers=team["manager"].headers,
     ).json()
     assert [a["id"] for a in first["data"] + second["data"]] == made[::-1]
     assert second["nextCursor"] is None
@@ -237,16 +266,29 @@ def test_pending_pages_with_a_cursor(client, team):
 def test_an_admins_put_is_a_new_request(client, team):
     act = post_act(client, team["sender"], team["recipient"].user.id, 3)
     assert decide(client, team["manager"], act["id"], 3, "approve").status_code == 201
-    raised = client.put(f"{ACTS}/{act['id']}", json={"verificationLevel": 4}, headers=team["admin"].headers).json()["data"]
+    raised = client.put(f"{ACTS}/{act['id']}", json={"verificationLevel": 4}, headers=team["admin"].headers).json()[
+        "data"
+    ]
     assert (raised["verificationLevel"], raised["verifiedLevel"], raised["rippleScore"]) == (4, 3, 3)
     assert raised["verification"] == {"status": "pending", "requestedLevel": 4, "awaiting": "admin"}
-    lowered = client.put(f"{ACTS}/{act['id']}", json={"verificationLevel": 2}, headers=team["admin"].headers).json()["data"]
+    lowered = client.put(f"{ACTS}/{act['id']}", json={"verificationLevel": 2}, headers=team["admin"].headers).json()[
+        "data"
+    ]
     assert (lowered["verificationLevel"], lowered["verifiedLevel"]) == (2, 3)
     assert lowered["verification"] == {"status": "verified", "requestedLevel": 2, "awaiting": None}
     for field in ({"verifiedLevel": 5}, {"verification": {"status": "verified"}}):
-        assert_envelope(client.put(f"{ACTS}/{act['id']}", json=field, headers=team["admin"].headers), 400, "validation_error")
-        assert_envelope(client.post(ACTS, json={"description": "x", "category": "community", "verificationLevel": 1,
-                                             "recipientId": "r", **field}, headers=team["sender"].headers), 400, "validation_error")
+        assert_envelope(
+            client.put(f"{ACTS}/{act['id']}", json=field, headers=team["admin"].headers), 400, "validation_error"
+        )
+        assert_envelope(
+            client.post(
+                ACTS,
+                json={"description": "x", "category": "community", "verificationLevel": 1, "recipientId": "r", **field},
+                headers=team["sender"].headers,
+            ),
+            400,
+            "validation_error",
+        )
 
 
 # --- what weighs an act counts its verified level ---

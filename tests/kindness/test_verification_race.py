@@ -33,7 +33,12 @@ def test_concurrent_decisions_on_one_level_store_one(live_server, runtime):
             db.commit()
         act_ids = []
         for n in range(ACTS):
-            body = {"description": f"Act {n}", "category": "community", "verificationLevel": 3, "recipientId": f"outsider-{n}"}
+            body = {
+                "description": f"Act {n}",
+                "category": "community",
+                "verificationLevel": 3,
+                "recipientId": f"outsider-{n}",
+            }
             response = requests.post(f"{server.url}/api/kindness", json=body, headers=sender.headers, timeout=30)
             assert response.status_code == 201, response.text
             act_ids.append(response.json()["data"]["id"])
@@ -56,13 +61,19 @@ def test_concurrent_decisions_on_one_level_store_one(live_server, runtime):
 
         with Session(runtime.engine) as db:
             decisions = db.execute(
-                select(VerificationDecision.act_id, VerificationDecision.decided_by).where(VerificationDecision.act_id.in_(act_ids))
+                select(VerificationDecision.act_id, VerificationDecision.decided_by).where(
+                    VerificationDecision.act_id.in_(act_ids)
+                )
             ).all()
             assert sorted(act_id for act_id, _ in decisions) == sorted(act_ids)
             assert {decided_by for _, decided_by in decisions} <= {m.id for m in managers}
-            levels = db.scalars(select(KindnessAct.verified_level).where(KindnessAct.organization_id == organization_id)).all()
+            levels = db.scalars(
+                select(KindnessAct.verified_level).where(KindnessAct.organization_id == organization_id)
+            ).all()
             assert levels == [3] * ACTS
-            tally = db.scalar(select(KindnessTally.verification_sum).where(KindnessTally.organization_id == organization_id))
+            tally = db.scalar(
+                select(KindnessTally.verification_sum).where(KindnessTally.organization_id == organization_id)
+            )
             assert tally == 3 * ACTS
         stats = requests.get(f"{server.url}/api/kindness/stats", headers=admin.headers, timeout=10).json()["data"]
         assert (stats["total"], stats["totalRippleScore"]) == (ACTS, 3 * ACTS)

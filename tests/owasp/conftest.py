@@ -46,11 +46,20 @@ class Tenant:
     def ids(self) -> dict[str, str]:
         """Every id of this tenant's that another tenant must never see."""
         return {
-            "organization": self.organization_id, "admin": self.admin.user.id, "member": self.member.user.id,
-            "act": self.act_id, "opportunity": self.opportunity_id, "check-in": self.check_in_id, "donation": self.donation_id,
-            "wellbeing": self.wellbeing_id, "invitation": self.invitation_id,
-            "consultant": self.consultant.user.id, "suitor": self.suitor.user.id, "endpoint": self.endpoint_id,
-            "program": self.program_id, "giving request": self.giving_request_id,
+            "organization": self.organization_id,
+            "admin": self.admin.user.id,
+            "member": self.member.user.id,
+            "act": self.act_id,
+            "opportunity": self.opportunity_id,
+            "check-in": self.check_in_id,
+            "donation": self.donation_id,
+            "wellbeing": self.wellbeing_id,
+            "invitation": self.invitation_id,
+            "consultant": self.consultant.user.id,
+            "suitor": self.suitor.user.id,
+            "endpoint": self.endpoint_id,
+            "program": self.program_id,
+            "giving request": self.giving_request_id,
         }
 
 
@@ -65,7 +74,9 @@ def make_tenant(make, db) -> Tenant:
     program = make.match_program(admin, approval="review")
     gift = make.donation(member)
     event = payments.payment_event("payment_intent.succeeded", gift)
-    donations.apply_payment_event(db, event_id=event["id"], event_type=event["type"], payment=event["data"]["object"], donation=gift)
+    donations.apply_payment_event(
+        db, event_id=event["id"], event_type=event["type"], payment=event["data"]["object"], donation=gift
+    )
     tenant = Tenant(
         admin=admin,
         member=member,
@@ -89,5 +100,3 @@ def make_tenant(make, db) -> Tenant:
 def tenants(make, db) -> tuple[Tenant, Tenant]:
     """Tenant A, whose records are the targets, and tenant B, the intruder."""
     return make_tenant(make, db), make_tenant(make, db)
-
-

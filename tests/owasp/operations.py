@@ -37,10 +37,17 @@ ACCESS = {
     # Single sign-on begins without a session; its callback is proven by the single-use state.
     ("GET", "/api/auth/sso/start"): Access(ANYONE),
     ("GET", "/api/auth/sso/callback"): Access(ANYONE),
-    ("PUT", "/api/organization/sso"): Access(ADMIN, {
-        "issuer": "https://idp.example.test", "clientId": "kindling", "clientSecret": "s" * 20,
-        "emailDomains": ["example.test"], "jitProvisioning": False, "enforced": False,
-    }),
+    ("PUT", "/api/organization/sso"): Access(
+        ADMIN,
+        {
+            "issuer": "https://idp.example.test",
+            "clientId": "kindling",
+            "clientSecret": "s" * 20,
+            "emailDomains": ["example.test"],
+            "jitProvisioning": False,
+            "enforced": False,
+        },
+    ),
     ("GET", "/api/organization/sso"): Access(ADMIN),
     ("DELETE", "/api/organization/sso"): Access(ADMIN),
     ("POST", "/api/organization/scim-tokens"): Access(ADMIN, {"description": "Okta"}),
@@ -50,14 +57,25 @@ ACCESS = {
     ("PATCH", "/api/organization/groups/{groupId}"): Access(ADMIN, {"role": "manager"}),
     ("POST", "/api/volunteer/{id}/check-out"): Access(MEMBERS),
     ("GET", "/api/evidence/checkpoints"): Access(ADMIN),
-    ("POST", "/api/giving/programs"): Access(ADMIN, {
-        "name": "Gift match", "kind": "donation_match", "active": True, "periodStartMonth": 1, "perPersonCap": 100000,
-        "approval": "auto", "ratioPercent": 100, "minimumGift": 100,
-    }),
+    ("POST", "/api/giving/programs"): Access(
+        ADMIN,
+        {
+            "name": "Gift match",
+            "kind": "donation_match",
+            "active": True,
+            "periodStartMonth": 1,
+            "perPersonCap": 100000,
+            "approval": "auto",
+            "ratioPercent": 100,
+            "minimumGift": 100,
+        },
+    ),
     ("GET", "/api/giving/programs"): Access(MEMBERS),
     ("GET", "/api/giving/programs/{id}"): Access(MEMBERS),
     ("PATCH", "/api/giving/programs/{id}"): Access(ADMIN, {"active": False}),
-    ("POST", "/api/giving/grants"): Access(MEMBERS, {"programId": "6f1c3ac5-3c55-4a3a-9d3e-6a0f3f4b2c11", "recipient": {"name": "Food Bank"}, "hours": 1}),
+    ("POST", "/api/giving/grants"): Access(
+        MEMBERS, {"programId": "6f1c3ac5-3c55-4a3a-9d3e-6a0f3f4b2c11", "recipient": {"name": "Food Bank"}, "hours": 1}
+    ),
     ("GET", "/api/giving/requests"): Access(MEMBERS),
     ("GET", "/api/giving/requests/{id}"): Access(MEMBERS),
     ("POST", "/api/giving/requests/{id}/decision"): Access(ORGANISERS, {"decision": "approve"}),
@@ -77,17 +95,23 @@ ACCESS = {
     ("GET", "/api/kindness/{id}/verifications"): Access(MEMBERS),
     ("GET", "/api/verifications/pending"): Access(MEMBERS),
     ("POST", "/api/kindness/{id}/attestations"): Access(
-        MEMBERS, {"level": 5, "attesterName": "Ada", "attesterOrganization": "Food Bank", "attesterEmail": "ada@bank.test"}
+        MEMBERS,
+        {"level": 5, "attesterName": "Ada", "attesterOrganization": "Food Bank", "attesterEmail": "ada@bank.test"},
     ),
     # An attester has no account: the token is the credential, and a wrong one is a 404.
     ("POST", "/api/attestations/lookup"): Access(ANYONE, {"token": "A" * 43}),
     ("POST", "/api/attestations/answer"): Access(ANYONE, {"token": "A" * 43, "decision": "confirm", "name": "Ada"}),
     ("GET", "/attest"): Access(ANYONE),
     ("GET", "/api/volunteer"): Access(MEMBERS),
-    ("POST", "/api/volunteer"): Access(ORGANISERS, {
-        "title": "Beach clean-up", "startsAt": "2030-06-01T09:00:00Z", "endsAt": "2030-06-01T12:00:00Z",
-        "location": {"latitude": 51.5, "longitude": -0.12},
-    }),
+    ("POST", "/api/volunteer"): Access(
+        ORGANISERS,
+        {
+            "title": "Beach clean-up",
+            "startsAt": "2030-06-01T09:00:00Z",
+            "endsAt": "2030-06-01T12:00:00Z",
+            "location": {"latitude": 51.5, "longitude": -0.12},
+        },
+    ),
     ("GET", "/api/volunteer/{id}"): Access(MEMBERS),
     ("POST", "/api/volunteer/{id}/check-in"): Access(MEMBERS, {"latitude": 51.5, "longitude": -0.12}),
     ("GET", "/api/volunteer/{id}/check-in-code"): Access(ORGANISERS),
@@ -131,7 +155,9 @@ ACCESS = {
     ("GET", "/api/theme/{organizationId}/preview"): Access(SIGNED_IN),
     ("GET", "/api/compliance/{framework}"): Access(ADMIN),
     ("POST", "/api/compliance/export"): Access(ADMIN, {"framework": "gri", "format": "json"}),
-    ("POST", "/api/webhooks/endpoints"): Access(CONSULTANT, {"url": "https://hooks.example.test/k", "events": ["client.invited"]}),
+    ("POST", "/api/webhooks/endpoints"): Access(
+        CONSULTANT, {"url": "https://hooks.example.test/k", "events": ["client.invited"]}
+    ),
     ("GET", "/api/webhooks/endpoints"): Access(CONSULTANT),
     ("GET", "/api/webhooks/endpoints/{endpointId}"): Access(CONSULTANT),
     ("PATCH", "/api/webhooks/endpoints/{endpointId}"): Access(CONSULTANT, {"description": "Changed"}),
@@ -151,7 +177,15 @@ QUERIES = {"/api/organizations/search": "?q=Organization", "/api/bulk/export": "
 def url_for(path: str) -> str:
     """`path` with a made-up id for each parameter, and the query it needs."""
     path = path.replace("{framework}", "gri")
-    for parameter in ("{id}", "{organizationId}", "{consultantId}", "{endpointId}", "{userId}", "{checkInId}", "{token}"):
+    for parameter in (
+        "{id}",
+        "{organizationId}",
+        "{consultantId}",
+        "{endpointId}",
+        "{userId}",
+        "{checkInId}",
+        "{token}",
+    ):
         path = path.replace(parameter, str(uuid.uuid4()))
     return path + QUERIES.get(path, "")
 

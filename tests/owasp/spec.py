@@ -50,7 +50,9 @@ def body_schema(operation: dict) -> dict | None:
 def id_fields(operation: dict) -> set[str]:
     """Where the request names a record: path parameters, `…Id` query parameters and body fields."""
     names = {f"path:{p['name']}" for p in operation["parameters"] if p["in"] == "path"}
-    names |= {f"query:{p['name']}" for p in operation["parameters"] if p["in"] == "query" and _ID_NAME.search(p["name"])}
+    names |= {
+        f"query:{p['name']}" for p in operation["parameters"] if p["in"] == "query" and _ID_NAME.search(p["name"])
+    }
     schema = body_schema(operation)
     if schema is not None:
         names |= {f"body:{name}" for name in _property_names(schema, depth=0) if _ID_NAME.search(name)}

@@ -20,9 +20,15 @@ from tests.helpers import assert_envelope
 
 @pytest.fixture(autouse=True)
 def provider_secrets(runtime, monkeypatch):
-    monkeypatch.setattr(runtime, "settings", dataclasses.replace(
-        runtime.settings, payment_webhook_secret=payments.PAYMENT_SECRET, auth_webhook_secret=identity.IDENTITY_SECRET,
-    ))
+    monkeypatch.setattr(
+        runtime,
+        "settings",
+        dataclasses.replace(
+            runtime.settings,
+            payment_webhook_secret=payments.PAYMENT_SECRET,
+            auth_webhook_secret=identity.IDENTITY_SECRET,
+        ),
+    )
 
 
 @pytest.fixture
@@ -42,15 +48,32 @@ def test_unsigned_forged_or_stale_events_are_400_and_change_nothing(client, make
     before = state(db, donation, victim.user.id)
     payment, payment_headers = payments.signed(payments.payment_event("payment_intent.succeeded", donation))
     deletion = identity.user_event("user.deleted", "user_victim")
-    identity_payload, identity_headers = identity.signed(identity.user_event("user.updated", "user_victim", email=victim.user.email, first_name="Mallory"))
+    identity_payload, identity_headers = identity.signed(
+        identity.user_event("user.updated", "user_victim", email=victim.user.email, first_name="Mallory")
+    )
     attempts = [
         ("/webhooks/payments", payment, {"Content-Type": "application/json"}),
-        ("/webhooks/payments", payment, {**payment_headers, "Stripe-Signature": payments.stripe_signature(payment, secret="whsec_guess")}),
-        ("/webhooks/payments", payment, {**payment_headers, "Stripe-Signature": payments.stripe_signature(payment, timestamp=int(time.time()) - 3600)}),
+        (
+            "/webhooks/payments",
+            payment,
+            {**payment_headers, "Stripe-Signature": payments.stripe_signature(payment, secret="whsec_guess")},
+        ),
+        (
+            "/webhooks/payments",
+            payment,
+            {
+                **payment_headers,
+                "Stripe-Signature": payments.stripe_signature(payment, timestamp=int(time.time()) - 3600),
+            },
+        ),
         ("/webhooks/payments", payment.replace(b"succeeded", b"failed"), payment_headers),
         ("/webhooks/auth", identity_payload, {"Content-Type": "application/json"}),
         ("/webhooks/auth", identity_payload, identity.svix_headers(identity_payload, secret="whsec_" + "Z3Vlc3M=")),
-        ("/webhooks/auth", identity_payload, identity.svix_headers(identity_payload, timestamp=int(time.time()) - 3600)),
+        (
+            "/webhooks/auth",
+            identity_payload,
+            identity.svix_headers(identity_payload, timestamp=int(time.time()) - 3600),
+        ),
         ("/webhooks/auth", identity.signed(deletion)[0], identity_headers),
     ]
     for url, body, headers in attempts:
@@ -83,8 +106,12 @@ def test_signed_payment_events_of_odd_shape_change_nothing(client, db, donation,
 
 
 def test_signed_payment_events_missing_their_parts_are_not_server_errors(client, db, donation):
-    for event in ({"id": "evt_bare", "type": "payment_intent.succeeded"}, {"id": "evt_no_object", "type": "charge.refunded", "data": {}},
-                  {"id": "evt_list", "type": "payment_intent.succeeded", "data": {"object": []}}, {"type": None, "data": None}):
+    for event in (
+        {"id": "evt_bare", "type": "payment_intent.succeeded"},
+        {"id": "evt_no_object", "type": "charge.refunded", "data": {}},
+        {"id": "evt_list", "type": "payment_intent.succeeded", "data": {"object": []}},
+        {"type": None, "data": None},
+    ):
         payload, headers = payments.signed(event)
         response = client.post("/webhooks/payments", content=payload, headers=headers)
         assert response.status_code in (200, 400), (event, response.text)
@@ -95,7 +122,10 @@ def test_signed_payment_events_missing_their_parts_are_not_server_errors(client,
 ODD_USERS = [
     {"email_addresses": "not a list", "primary_email_address_id": "idn_primary"},
     {"email_addresses": [None, 3, {"id": "idn_primary"}], "primary_email_address_id": "idn_primary"},
-    {"email_addresses": [{"id": "idn_primary", "email_address": ["x"], "verification": {"status": "verified"}}], "primary_email_address_id": "idn_primary"},
+    {
+        "email_addresses": [{"id": "idn_primary", "email_address": ["x"], "verification": {"status": "verified"}}],
+        "primary_email_address_id": "idn_primary",
+    },
     {"first_name": {"nested": True}, "last_name": 5},
     {"first_name": "x" * 10_000},
 ]
@@ -115,7 +145,9 @@ def test_signed_identity_events_of_odd_shape_change_nothing_they_should_not(clie
 
 
 def test_a_replayed_delivery_acts_once(client, make, db, donation):
-    payload, headers = payments.signed(payments.payment_event("payment_intent.succeeded", donation, event_id="evt_replayed"))
+    payload, headers = payments.signed(
+        payments.payment_event("payment_intent.succeeded", donation, event_id="evt_replayed")
+    )
     outcomes = [client.post("/webhooks/payments", content=payload, headers=headers).json()["outcome"] for _ in range(3)]
     assert outcomes[0] == "processed" and len(set(outcomes[1:])) == 1 and outcomes[1] != "processed"
     assert db.scalar(select(func.count()).select_from(InboundWebhookEvent)) == 1
@@ -129,7 +161,11 @@ def test_signed_events_with_unstorable_text_are_ignored_not_server_errors(client
     assert response.status_code == 200 and response.json()["outcome"] == "ignored"
     payment = payments.payment_event("payment_intent.succeeded", donation, description="\udfff")
     payload = json.dumps(payment).encode()
-    response = client.post("/webhooks/payments", content=payload, headers={"Content-Type": "application/json", "Stripe-Signature": payments.stripe_signature(payload)})
+    response = client.post(
+        "/webhooks/payments",
+        content=payload,
+        headers={"Content-Type": "application/json", "Stripe-Signature": payments.stripe_signature(payload)},
+    )
     assert response.status_code == 200 and response.json()["outcome"] == "ignored"
     db.expire_all()
     assert db.get(User, account.user.id).name == account.user.name

@@ -31,16 +31,22 @@ class Case:
 
     def request(self, client, tenants, record_id: str):
         caller = getattr(tenants[1], self.caller)
-        body = None if self.body is None else {
-            key: value.format(id=record_id) if isinstance(value, str) else value for key, value in self.body.items()
-        }
+        body = (
+            None
+            if self.body is None
+            else {
+                key: value.format(id=record_id) if isinstance(value, str) else value for key, value in self.body.items()
+            }
+        )
         url = self.url.format(id=record_id, own_opportunity_id=tenants[1].opportunity_id)
         return client.request(self.method, url, json=body, headers=caller.headers)
 
     def snapshot(self, client, tenants) -> dict:
         owner, url = self.view
         a = tenants[0]
-        response = client.get(url.format(id=getattr(a, self.target), opportunity_id=a.opportunity_id), headers=getattr(a, owner).headers)
+        response = client.get(
+            url.format(id=getattr(a, self.target), opportunity_id=a.opportunity_id), headers=getattr(a, owner).headers
+        )
         assert response.status_code == 200, response.text
         return response.json()
 
@@ -52,21 +58,40 @@ ENDPOINT = ("consultant", "/api/webhooks/endpoints/{id}")
 PROGRAM = ("admin", "/api/giving/programs/{id}")
 GIVING_REQUEST = ("admin", "/api/giving/requests/{id}")
 CASES = {
-    ("GET", "/api/kindness/{id}"): Case("GET", "/api/kindness/{id}", "member", "act_id", ("member", "/api/kindness/{id}")),
-    ("PUT", "/api/kindness/{id}"): Case("PUT", "/api/kindness/{id}", "admin", "act_id", ("member", "/api/kindness/{id}"), {"verificationLevel": 5}),
+    ("GET", "/api/kindness/{id}"): Case(
+        "GET", "/api/kindness/{id}", "member", "act_id", ("member", "/api/kindness/{id}")
+    ),
+    ("PUT", "/api/kindness/{id}"): Case(
+        "PUT", "/api/kindness/{id}", "admin", "act_id", ("member", "/api/kindness/{id}"), {"verificationLevel": 5}
+    ),
     ("POST", "/api/kindness/{id}/verifications"): Case(
-        "POST", "/api/kindness/{id}/verifications", "admin", "act_id", ("member", "/api/kindness/{id}"), {"level": 2, "decision": "confirm"}
+        "POST",
+        "/api/kindness/{id}/verifications",
+        "admin",
+        "act_id",
+        ("member", "/api/kindness/{id}"),
+        {"level": 2, "decision": "confirm"},
     ),
     ("GET", "/api/kindness/{id}/verifications"): Case(
         "GET", "/api/kindness/{id}/verifications", "member", "act_id", ("member", "/api/kindness/{id}/verifications")
     ),
     ("POST", "/api/kindness/{id}/attestations"): Case(
-        "POST", "/api/kindness/{id}/attestations", "admin", "act_id", ("member", "/api/kindness/{id}"),
+        "POST",
+        "/api/kindness/{id}/attestations",
+        "admin",
+        "act_id",
+        ("member", "/api/kindness/{id}"),
         {"level": 5, "attesterName": "Ada", "attesterOrganization": "Food Bank", "attesterEmail": "ada@bank.test"},
     ),
-    ("GET", "/api/volunteer/{id}"): Case("GET", "/api/volunteer/{id}", "member", "opportunity_id", ("admin", "/api/volunteer/{id}")),
-    ("POST", "/api/volunteer/{id}/check-out"): Case("POST", "/api/volunteer/{id}/check-out", "member", "opportunity_id", ("admin", "/api/volunteer/{id}")),
-    ("POST", "/api/volunteer/{id}/check-in"): Case("POST", "/api/volunteer/{id}/check-in", "member", "opportunity_id", ("admin", "/api/volunteer/{id}"), AT_CENTRE),
+    ("GET", "/api/volunteer/{id}"): Case(
+        "GET", "/api/volunteer/{id}", "member", "opportunity_id", ("admin", "/api/volunteer/{id}")
+    ),
+    ("POST", "/api/volunteer/{id}/check-out"): Case(
+        "POST", "/api/volunteer/{id}/check-out", "member", "opportunity_id", ("admin", "/api/volunteer/{id}")
+    ),
+    ("POST", "/api/volunteer/{id}/check-in"): Case(
+        "POST", "/api/volunteer/{id}/check-in", "member", "opportunity_id", ("admin", "/api/volunteer/{id}"), AT_CENTRE
+    ),
     ("GET", "/api/volunteer/{id}/check-in-code"): Case(
         "GET", "/api/volunteer/{id}/check-in-code", "admin", "opportunity_id", ("admin", "/api/volunteer/{id}")
     ),
@@ -75,11 +100,20 @@ CASES = {
     ),
     # A's check-in approved through B's own opportunity (A's opportunity: test_check_in_codes).
     ("POST", "/api/volunteer/{id}/check-ins/{checkInId}/approve"): Case(
-        "POST", "/api/volunteer/{own_opportunity_id}/check-ins/{id}/approve", "admin", "check_in_id",
-        ("admin", "/api/volunteer/{opportunity_id}/check-ins"), {"note": "Seen at the door"},
+        "POST",
+        "/api/volunteer/{own_opportunity_id}/check-ins/{id}/approve",
+        "admin",
+        "check_in_id",
+        ("admin", "/api/volunteer/{opportunity_id}/check-ins"),
+        {"note": "Seen at the door"},
     ),
     ("PATCH", "/api/organization/members/{userId}"): Case(
-        "PATCH", "/api/organization/members/{id}", "admin", "member_id", ("admin", "/api/organization/members"), {"role": "admin"}
+        "PATCH",
+        "/api/organization/members/{id}",
+        "admin",
+        "member_id",
+        ("admin", "/api/organization/members"),
+        {"role": "admin"},
     ),
     ("DELETE", "/api/organization/members/{userId}"): Case(
         "DELETE", "/api/organization/members/{id}", "admin", "member_id", ("admin", "/api/organization/members")
@@ -90,26 +124,53 @@ CASES = {
     ("POST", "/api/organization/members/{userId}/erase"): Case(
         "POST", "/api/organization/members/{id}/erase", "admin", "member_id", ("admin", "/api/organization/members")
     ),
-    ("GET", "/api/donations/{id}"): Case("GET", "/api/donations/{id}", "admin", "donation_id", ("member", "/api/donations/{id}")),
-    ("GET", "/api/wellbeing/{id}"): Case("GET", "/api/wellbeing/{id}", "admin", "wellbeing_id", ("member", "/api/wellbeing/{id}")),
-    ("POST", "/api/invitations/accept"): Case("POST", "/api/invitations/accept", "admin", "invitation_id", ("admin", "/api/invitations"), INVITATION),
-    ("POST", "/api/invitations/decline"): Case("POST", "/api/invitations/decline", "admin", "invitation_id", ("admin", "/api/invitations"), INVITATION),
-    ("POST", "/api/invitations/cancel"): Case("POST", "/api/invitations/cancel", "consultant", "invitation_id", ("suitor", "/api/invitations"), INVITATION),
-    ("DELETE", "/api/clients/{organizationId}"): Case("DELETE", "/api/clients/{id}", "consultant", "organization_id", ("consultant", "/api/clients")),
-    ("DELETE", "/api/consultants/{consultantId}"): Case("DELETE", "/api/consultants/{id}", "admin", "consultant_id", ("admin", "/api/consultants")),
+    ("GET", "/api/donations/{id}"): Case(
+        "GET", "/api/donations/{id}", "admin", "donation_id", ("member", "/api/donations/{id}")
+    ),
+    ("GET", "/api/wellbeing/{id}"): Case(
+        "GET", "/api/wellbeing/{id}", "admin", "wellbeing_id", ("member", "/api/wellbeing/{id}")
+    ),
+    ("POST", "/api/invitations/accept"): Case(
+        "POST", "/api/invitations/accept", "admin", "invitation_id", ("admin", "/api/invitations"), INVITATION
+    ),
+    ("POST", "/api/invitations/decline"): Case(
+        "POST", "/api/invitations/decline", "admin", "invitation_id", ("admin", "/api/invitations"), INVITATION
+    ),
+    ("POST", "/api/invitations/cancel"): Case(
+        "POST", "/api/invitations/cancel", "consultant", "invitation_id", ("suitor", "/api/invitations"), INVITATION
+    ),
+    ("DELETE", "/api/clients/{organizationId}"): Case(
+        "DELETE", "/api/clients/{id}", "consultant", "organization_id", ("consultant", "/api/clients")
+    ),
+    ("DELETE", "/api/consultants/{consultantId}"): Case(
+        "DELETE", "/api/consultants/{id}", "admin", "consultant_id", ("admin", "/api/consultants")
+    ),
     ("GET", "/api/theme/{organizationId}"): Case("GET", "/api/theme/{id}", "member", "organization_id", THEME),
-    ("GET", "/api/theme/{organizationId}/css"): Case("GET", "/api/theme/{id}/css", "consultant", "organization_id", THEME),
-    ("GET", "/api/theme/{organizationId}/preview"): Case("GET", "/api/theme/{id}/preview", "admin", "organization_id", THEME),
+    ("GET", "/api/theme/{organizationId}/css"): Case(
+        "GET", "/api/theme/{id}/css", "consultant", "organization_id", THEME
+    ),
+    ("GET", "/api/theme/{organizationId}/preview"): Case(
+        "GET", "/api/theme/{id}/preview", "admin", "organization_id", THEME
+    ),
     # Saving is for an organization's consultants: anyone else's organization is refused alike.
     ("POST", "/api/theme/save"): Case(
-        "POST", "/api/theme/save", "consultant", "organization_id", THEME,
-        {"organizationId": "{id}", "theme": generate_theme("#cc3366")}, (403, "forbidden"),
+        "POST",
+        "/api/theme/save",
+        "consultant",
+        "organization_id",
+        THEME,
+        {"organizationId": "{id}", "theme": generate_theme("#cc3366")},
+        (403, "forbidden"),
     ),
-    ("GET", "/api/webhooks/endpoints/{endpointId}"): Case("GET", "/api/webhooks/endpoints/{id}", "consultant", "endpoint_id", ENDPOINT),
+    ("GET", "/api/webhooks/endpoints/{endpointId}"): Case(
+        "GET", "/api/webhooks/endpoints/{id}", "consultant", "endpoint_id", ENDPOINT
+    ),
     ("PATCH", "/api/webhooks/endpoints/{endpointId}"): Case(
         "PATCH", "/api/webhooks/endpoints/{id}", "consultant", "endpoint_id", ENDPOINT, {"enabled": False}
     ),
-    ("DELETE", "/api/webhooks/endpoints/{endpointId}"): Case("DELETE", "/api/webhooks/endpoints/{id}", "consultant", "endpoint_id", ENDPOINT),
+    ("DELETE", "/api/webhooks/endpoints/{endpointId}"): Case(
+        "DELETE", "/api/webhooks/endpoints/{id}", "consultant", "endpoint_id", ENDPOINT
+    ),
     ("POST", "/api/webhooks/endpoints/{endpointId}/rotate-secret"): Case(
         "POST", "/api/webhooks/endpoints/{id}/rotate-secret", "consultant", "endpoint_id", ENDPOINT
     ),
@@ -117,13 +178,27 @@ CASES = {
         "GET", "/api/webhooks/endpoints/{id}/deliveries", "consultant", "endpoint_id", ENDPOINT
     ),
     ("GET", "/api/giving/programs/{id}"): Case("GET", "/api/giving/programs/{id}", "member", "program_id", PROGRAM),
-    ("PATCH", "/api/giving/programs/{id}"): Case("PATCH", "/api/giving/programs/{id}", "admin", "program_id", PROGRAM, {"active": False}),
-    ("POST", "/api/giving/grants"): Case(
-        "POST", "/api/giving/grants", "member", "program_id", PROGRAM, {"programId": "{id}", "recipient": {"name": "Food Bank"}, "hours": 1}
+    ("PATCH", "/api/giving/programs/{id}"): Case(
+        "PATCH", "/api/giving/programs/{id}", "admin", "program_id", PROGRAM, {"active": False}
     ),
-    ("GET", "/api/giving/requests/{id}"): Case("GET", "/api/giving/requests/{id}", "admin", "giving_request_id", GIVING_REQUEST),
+    ("POST", "/api/giving/grants"): Case(
+        "POST",
+        "/api/giving/grants",
+        "member",
+        "program_id",
+        PROGRAM,
+        {"programId": "{id}", "recipient": {"name": "Food Bank"}, "hours": 1},
+    ),
+    ("GET", "/api/giving/requests/{id}"): Case(
+        "GET", "/api/giving/requests/{id}", "admin", "giving_request_id", GIVING_REQUEST
+    ),
     ("POST", "/api/giving/requests/{id}/decision"): Case(
-        "POST", "/api/giving/requests/{id}/decision", "admin", "giving_request_id", GIVING_REQUEST, {"decision": "approve"}
+        "POST",
+        "/api/giving/requests/{id}/decision",
+        "admin",
+        "giving_request_id",
+        GIVING_REQUEST,
+        {"decision": "approve"},
     ),
     ("POST", "/api/giving/requests/{id}/payout"): Case(
         "POST", "/api/giving/requests/{id}/payout", "admin", "giving_request_id", GIVING_REQUEST, {"reference": "PAY-1"}
@@ -134,14 +209,38 @@ CASES = {
 NOT_TENANT_RECORDS = {
     ("POST", "/api/kindness"): "recipientId is free text naming anyone, inside or outside the organization",
     ("POST", "/api/invitations/send"): "any consultant may invite any organization: that is the product",
-    ("GET", "/api/kindness"): "userId filters the caller's own organization's list: test_user_filter_of_another_tenant_finds_nothing",
-    ("GET", "/api/compliance/{framework}"): "a framework is public reference data; the report is always of the caller's organization",
-    ("GET", "/api/evidence"): "subjectId filters the caller's own organization's log: test_evidence_of_another_tenant_is_never_reachable",
-    ("GET", "/api/giving/requests"): "programId filters the caller's own organization's requests: test_lists_never_show_another_tenants_records",
-    ("DELETE", "/api/auth/tokens/{id}"): "a token of anyone else answers 404: tests/test_api_tokens.py::test_a_revoked_token_is_refused_and_only_its_owner_revokes_it",
-    ("DELETE", "/api/organization/scim-tokens/{tokenId}"): "another organization's token answers 404: tests/scim/test_tokens.py::test_only_admins_manage_tokens_and_only_their_own",
-    ("PATCH", "/api/organization/groups/{groupId}"): "another organization's group answers 404: tests/scim/test_groups_as_roles.py::test_admins_and_managers_list_groups_with_member_counts",
-    ("PUT", "/api/organization/sso"): "the settings are always the caller's organization's; a domain another organization claims is 409: tests/test_sso.py",
+    (
+        "GET",
+        "/api/kindness",
+    ): "userId filters the caller's own organization's list: test_user_filter_of_another_tenant_finds_nothing",
+    (
+        "GET",
+        "/api/compliance/{framework}",
+    ): "a framework is public reference data; the report is always of the caller's organization",
+    (
+        "GET",
+        "/api/evidence",
+    ): "subjectId filters the caller's own organization's log: test_evidence_of_another_tenant_is_never_reachable",
+    (
+        "GET",
+        "/api/giving/requests",
+    ): "programId filters the caller's own organization's requests: test_lists_never_show_another_tenants_records",
+    (
+        "DELETE",
+        "/api/auth/tokens/{id}",
+    ): "a token of anyone else answers 404: tests/test_api_tokens.py::test_a_revoked_token_is_refused_and_only_its_owner_revokes_it",
+    (
+        "DELETE",
+        "/api/organization/scim-tokens/{tokenId}",
+    ): "another organization's token answers 404: tests/scim/test_tokens.py::test_only_admins_manage_tokens_and_only_their_own",
+    (
+        "PATCH",
+        "/api/organization/groups/{groupId}",
+    ): "another organization's group answers 404: tests/scim/test_groups_as_roles.py::test_admins_and_managers_list_groups_with_member_counts",
+    (
+        "PUT",
+        "/api/organization/sso",
+    ): "the settings are always the caller's organization's; a domain another organization claims is 409: tests/test_sso.py",
 }
 
 
@@ -167,12 +266,23 @@ def test_lists_never_show_another_tenants_records(client, tenants):
     a, b = tenants
     secrets = a.ids()
     views = [
-        (b.member, "/api/kindness"), (b.member, "/api/kindness/stats"), (b.member, "/api/volunteer"),
-        (b.admin, "/api/donations"), (b.member, "/api/wellbeing"), (b.admin, "/api/invitations"),
-        (b.admin, "/api/consultants"), (b.consultant, "/api/clients"), (b.consultant, "/api/invitations"),
-        (b.admin, "/api/organization/members"), (b.admin, f"/api/volunteer/{b.opportunity_id}/check-ins"),
-        (b.admin, "/api/auth/session"), (b.admin, "/api/evidence"), (b.admin, "/api/evidence/verify"),
-        (b.admin, "/api/giving/programs"), (b.admin, "/api/giving/requests"), (b.admin, f"/api/giving/requests?programId={a.program_id}"),
+        (b.member, "/api/kindness"),
+        (b.member, "/api/kindness/stats"),
+        (b.member, "/api/volunteer"),
+        (b.admin, "/api/donations"),
+        (b.member, "/api/wellbeing"),
+        (b.admin, "/api/invitations"),
+        (b.admin, "/api/consultants"),
+        (b.consultant, "/api/clients"),
+        (b.consultant, "/api/invitations"),
+        (b.admin, "/api/organization/members"),
+        (b.admin, f"/api/volunteer/{b.opportunity_id}/check-ins"),
+        (b.admin, "/api/auth/session"),
+        (b.admin, "/api/evidence"),
+        (b.admin, "/api/evidence/verify"),
+        (b.admin, "/api/giving/programs"),
+        (b.admin, "/api/giving/requests"),
+        (b.admin, f"/api/giving/requests?programId={a.program_id}"),
     ]
     for caller, url in views:
         response = client.get(url, headers=caller.headers)
@@ -195,7 +305,9 @@ def test_evidence_of_another_tenant_is_never_reachable(client, tenants):
     subject = {"subjectId": a.act_id}
     own = client.get("/api/evidence", params=subject, headers=a.admin.headers)
     assert own.status_code == 200, own.text
-    assert own.json()["data"] and {event["subject"]["id"] for event in own.json()["data"]} == {a.act_id}  # A's act is on A's log
+    assert own.json()["data"] and {event["subject"]["id"] for event in own.json()["data"]} == {
+        a.act_id
+    }  # A's act is on A's log
     foreign = client.get("/api/evidence", params=subject, headers=b.admin.headers)
     missing = client.get("/api/evidence", params={"subjectId": str(uuid.uuid4())}, headers=b.admin.headers)
     assert foreign.status_code == 200 and foreign.json() == {"data": [], "nextCursor": None}

@@ -20,7 +20,11 @@ SECURED = sorted(key for key, operation in spec.operations().items() if operatio
 
 def call(client, key, headers):
     method, path = key
-    url = path.replace("{id}", str(uuid.uuid4())).replace("{organizationId}", str(uuid.uuid4())).replace("{consultantId}", str(uuid.uuid4()))
+    url = (
+        path.replace("{id}", str(uuid.uuid4()))
+        .replace("{organizationId}", str(uuid.uuid4()))
+        .replace("{consultantId}", str(uuid.uuid4()))
+    )
     return client.request(method, url, headers=headers, json={} if method in ("POST", "PUT") else None)
 
 
@@ -30,10 +34,17 @@ def test_the_spec_secures_everything_but_health_sign_up_sign_in_webhooks_and_att
     # Single sign-on begins without a session, and its callback is proven by the single-use state.
     open_operations = sorted(key for key, operation in spec.operations().items() if operation.get("security") == [])
     assert open_operations == [
-        ("GET", "/api/auth/sso/callback"), ("GET", "/api/auth/sso/start"), ("GET", "/api/evidence/keys"),
-        ("GET", "/api/health"), ("GET", "/attest"), ("POST", "/api/attestations/answer"),
-        ("POST", "/api/attestations/lookup"), ("POST", "/api/auth/sign-in"), ("POST", "/api/auth/sign-up"),
-        ("POST", "/webhooks/auth"), ("POST", "/webhooks/payments"),
+        ("GET", "/api/auth/sso/callback"),
+        ("GET", "/api/auth/sso/start"),
+        ("GET", "/api/evidence/keys"),
+        ("GET", "/api/health"),
+        ("GET", "/attest"),
+        ("POST", "/api/attestations/answer"),
+        ("POST", "/api/attestations/lookup"),
+        ("POST", "/api/auth/sign-in"),
+        ("POST", "/api/auth/sign-up"),
+        ("POST", "/webhooks/auth"),
+        ("POST", "/webhooks/payments"),
     ]
 
 
@@ -59,7 +70,9 @@ def test_guessing_one_accounts_password_is_throttled_whatever_the_spelling_of_th
     account = make.admin()
     spellings = [account.user.email.upper(), f"  {account.user.email}", account.user.email.title()]
     for attempt in range(10):
-        wrong = client.post("/api/auth/sign-in", json={"email": spellings[attempt % 3], "password": f"guess number {attempt}"})
+        wrong = client.post(
+            "/api/auth/sign-in", json={"email": spellings[attempt % 3], "password": f"guess number {attempt}"}
+        )
         assert wrong.status_code == 401
     blocked = client.post("/api/auth/sign-in", json={"email": account.user.email, "password": PASSWORD})
     body = assert_envelope(blocked, 429, "rate_limited")
@@ -68,12 +81,13 @@ def test_guessing_one_accounts_password_is_throttled_whatever_the_spelling_of_th
 
 def test_guessing_across_many_emails_from_one_client_is_throttled(rate_window, client):
     statuses = [
-        client.post("/api/auth/sign-in", json={"email": f"stuffed-{n}@example.test", "password": "password123456"}).status_code
+        client.post(
+            "/api/auth/sign-in", json={"email": f"stuffed-{n}@example.test", "password": "password123456"}
+        ).status_code
         for n in range(61)
     ]
     assert statuses[:60] == [401] * 60
     assert statuses[60] == 429
-
 
 
 def _guess(server, email: str, address: str, password: str = "wrong password!"):
@@ -97,7 +111,9 @@ def _assert_ten_checked(responses) -> None:
 
 @pytest.mark.live
 @pytest.mark.parametrize("addresses", [1, 100])
-def test_concurrent_guesses_get_ten_checks_then_even_the_right_password_waits(fresh_database_url, live_server, addresses):
+def test_concurrent_guesses_get_ten_checks_then_even_the_right_password_waits(
+    fresh_database_url, live_server, addresses
+):
     """Each attempt is counted before its password is checked, atomically: of 60 (or, from 100
     client addresses, 100) concurrent wrong guesses for one email, exactly 10 are checked."""
     upgrade(fresh_database_url)

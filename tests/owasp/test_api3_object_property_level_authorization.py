@@ -47,10 +47,15 @@ def test_every_request_body_refuses_properties_it_does_not_declare():
     assert open_objects == []
 
 
-@pytest.mark.parametrize("field", [{"userId": "x"}, {"organizationId": "x"}, {"rippleScore": 10}, {"id": "x"}, {"createdAt": "2020-01-01T00:00:00Z"}])
+@pytest.mark.parametrize(
+    "field",
+    [{"userId": "x"}, {"organizationId": "x"}, {"rippleScore": 10}, {"id": "x"}, {"createdAt": "2020-01-01T00:00:00Z"}],
+)
 def test_an_act_cannot_name_its_sender_organization_or_score(client, make, field):
     member = make.member(make.admin())
-    assert_envelope(client.post("/api/kindness", json={**ACT, **field}, headers=member.headers), 400, "validation_error")
+    assert_envelope(
+        client.post("/api/kindness", json={**ACT, **field}, headers=member.headers), 400, "validation_error"
+    )
     assert client.get("/api/kindness", headers=member.headers).json()["data"] == []
 
 
@@ -58,16 +63,27 @@ def test_only_an_admin_changes_the_verification_level(client, make):
     admin = make.admin()
     member = make.member(admin)
     act = client.post("/api/kindness", json=ACT, headers=member.headers).json()["data"]
-    assert_envelope(client.put(f"/api/kindness/{act['id']}", json={"verificationLevel": 5}, headers=member.headers), 403, "forbidden")
+    assert_envelope(
+        client.put(f"/api/kindness/{act['id']}", json={"verificationLevel": 5}, headers=member.headers),
+        403,
+        "forbidden",
+    )
     mixed = {"description": "Still mine", "verificationLevel": 5}
     assert_envelope(client.put(f"/api/kindness/{act['id']}", json=mixed, headers=member.headers), 403, "forbidden")
     for field in ({"userId": admin.user.id}, {"organizationId": "x"}, {"recipientId": "someone else"}):
-        assert_envelope(client.put(f"/api/kindness/{act['id']}", json=field, headers=member.headers), 400, "validation_error")
+        assert_envelope(
+            client.put(f"/api/kindness/{act['id']}", json=field, headers=member.headers), 400, "validation_error"
+        )
     assert client.get(f"/api/kindness/{act['id']}", headers=member.headers).json()["data"] == act
-    assert client.put(f"/api/kindness/{act['id']}", json={"verificationLevel": 5}, headers=admin.headers).status_code == 200
+    assert (
+        client.put(f"/api/kindness/{act['id']}", json={"verificationLevel": 5}, headers=admin.headers).status_code
+        == 200
+    )
 
 
-@pytest.mark.parametrize("field", [{"role": "admin"}, {"organizationId": "x"}, {"accountType": "admin"}, {"verificationLevel": 5}])
+@pytest.mark.parametrize(
+    "field", [{"role": "admin"}, {"organizationId": "x"}, {"accountType": "admin"}, {"verificationLevel": 5}]
+)
 def test_sign_up_cannot_choose_a_role(client, make, field):
     admin = make.admin()
     join_code = make.organization(admin).join_code
@@ -79,7 +95,11 @@ def test_sign_up_cannot_choose_a_role(client, make, field):
 @pytest.mark.parametrize(
     ("url", "body", "field"),
     [
-        ("/api/donations", {"amount": 500, "currency": "USD", "recipient": {"name": "Shelter"}}, {"status": "succeeded"}),
+        (
+            "/api/donations",
+            {"amount": 500, "currency": "USD", "recipient": {"name": "Shelter"}},
+            {"status": "succeeded"},
+        ),
         ("/api/donations", {"amount": 500, "currency": "USD", "recipient": {"name": "Shelter"}}, {"userId": "x"}),
         ("/api/wellbeing", {"mood": 4, "stress": 2}, {"userId": "x"}),
         ("/api/wellbeing", {"mood": 4, "stress": 2}, {"sentiment": {"label": "positive", "compound": 1}}),
@@ -115,21 +135,45 @@ def _keys(value) -> set[str]:
 
 def test_no_response_carries_a_secret(client, make, db, runtime, monkeypatch, tenants):
     secret_key = "s3cret-key-" * 4
-    monkeypatch.setattr(runtime, "settings", dataclasses.replace(
-        runtime.settings, secret_key=secret_key, payment_webhook_secret="whsec_never_shown_1", auth_webhook_secret="whsec_never_shown_2",
-    ))
+    monkeypatch.setattr(
+        runtime,
+        "settings",
+        dataclasses.replace(
+            runtime.settings,
+            secret_key=secret_key,
+            payment_webhook_secret="whsec_never_shown_1",
+            auth_webhook_secret="whsec_never_shown_2",
+        ),
+    )
     a, b = tenants
     for _ in range(5):  # enough people for the wellbeing aggregates to show
         make.response(make.member(a.admin), comment="Confidential remark")
-    secrets = Secrets({
-        "secret key": secret_key, "payment secret": "whsec_never_shown_1", "identity secret": "whsec_never_shown_2",
-        "a password hash": "$argon2", "A's join code": make.organization(a.admin).join_code,
-        "A's admin token": a.admin.token, "A's member token": a.member.token, "A's consultant token": a.consultant.token,
-    })
+    secrets = Secrets(
+        {
+            "secret key": secret_key,
+            "payment secret": "whsec_never_shown_1",
+            "identity secret": "whsec_never_shown_2",
+            "a password hash": "$argon2",
+            "A's join code": make.organization(a.admin).join_code,
+            "A's admin token": a.admin.token,
+            "A's member token": a.member.token,
+            "A's consultant token": a.consultant.token,
+        }
+    )
     callers = {"B admin": b.admin, "B member": b.member, "B consultant": b.consultant, "A member": a.member}
-    views = ["/api/auth/session", "/api/kindness", "/api/kindness/stats", "/api/volunteer", "/api/donations",
-             "/api/wellbeing", "/api/invitations", "/api/clients", "/api/consultants", "/api/health",
-             "/api/organizations/search?q=Organization"]
+    views = [
+        "/api/auth/session",
+        "/api/kindness",
+        "/api/kindness/stats",
+        "/api/volunteer",
+        "/api/donations",
+        "/api/wellbeing",
+        "/api/invitations",
+        "/api/clients",
+        "/api/consultants",
+        "/api/health",
+        "/api/organizations/search?q=Organization",
+    ]
     seen = []
     for who, caller in callers.items():
         for url in views:
@@ -138,8 +182,20 @@ def test_no_response_carries_a_secret(client, make, db, runtime, monkeypatch, te
     aggregate = client.get("/api/wellbeing?scope=organization", headers=a.admin.headers)
     assert aggregate.status_code == 200 and aggregate.json()["data"] is not None
     seen.append(("A admin", "wellbeing aggregate", aggregate))
-    seen.append(("anyone", "sign-in", client.post("/api/auth/sign-in", json={"email": a.member.user.email, "password": PASSWORD})))
-    seen.append(("anyone", "bad sign-in", client.post("/api/auth/sign-in", json={"email": a.member.user.email, "password": "x" * 12})))
+    seen.append(
+        (
+            "anyone",
+            "sign-in",
+            client.post("/api/auth/sign-in", json={"email": a.member.user.email, "password": PASSWORD}),
+        )
+    )
+    seen.append(
+        (
+            "anyone",
+            "bad sign-in",
+            client.post("/api/auth/sign-in", json={"email": a.member.user.email, "password": "x" * 12}),
+        )
+    )
     client.cookies.clear()
     for who, url, response in seen:
         text = response.text + json.dumps(dict(response.headers))

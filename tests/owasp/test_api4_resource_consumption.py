@@ -11,7 +11,9 @@ from tests.helpers import assert_envelope
 from tests.owasp import spec
 from tests.owasp.operations import ACCESS, request_kwargs, url_for
 
-PAGED = sorted(key for key, operation in spec.operations().items() if any(p["name"] == "limit" for p in operation["parameters"]))
+PAGED = sorted(
+    key for key, operation in spec.operations().items() if any(p["name"] == "limit" for p in operation["parameters"])
+)
 JSON_BODIES = sorted(key for key, operation in spec.operations().items() if spec.body_schema(operation) is not None)
 DEEP = "[" * 10_000 + "]" * 10_000  # 20,000 bytes: well under the 64 KB limit
 HOSTILE_BODIES = {
@@ -89,7 +91,9 @@ def test_nesting_within_the_bound_is_left_to_validation(client, callers):
     response = client.post("/api/kindness", json=body, headers=headers_of(callers, key))
     assert response.status_code == 201
     nested_64 = "[" * 64 + "]" * 64
-    response = client.post("/api/kindness", content=nested_64, headers=headers_of(callers, key, **{"Content-Type": "application/json"}))
+    response = client.post(
+        "/api/kindness", content=nested_64, headers=headers_of(callers, key, **{"Content-Type": "application/json"})
+    )
     body = assert_envelope(response, 400, "validation_error")
     assert "nested" not in body["error"]  # the schema refused it, not the depth guard
 
@@ -97,7 +101,9 @@ def test_nesting_within_the_bound_is_left_to_validation(client, callers):
 def test_upload_over_one_megabyte_is_413(client, callers):
     key = ("POST", "/api/bulk/invite")
     big = ("clients.csv", b"organizationId,message\n" + b"x" * (1024 * 1024 + 1), "text/csv")
-    assert_envelope(client.post("/api/bulk/invite", files={"file": big}, headers=headers_of(callers, key)), 413, "payload_too_large")
+    assert_envelope(
+        client.post("/api/bulk/invite", files={"file": big}, headers=headers_of(callers, key)), 413, "payload_too_large"
+    )
 
 
 def test_a_burst_is_throttled_with_retry_after(rate_window, client):

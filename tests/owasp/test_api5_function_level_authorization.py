@@ -21,7 +21,10 @@ def test_every_operation_says_who_may_call_it():
 def callers(make):
     admin = make.admin()
     return {
-        "anonymous": None, "admin": admin, "manager": make.manager(admin), "member": make.member(admin),
+        "anonymous": None,
+        "admin": admin,
+        "manager": make.manager(admin),
+        "member": make.member(admin),
         "consultant": make.consultant(),
     }
 
@@ -60,6 +63,15 @@ def test_organization_wide_wellbeing_is_for_admins_only(client, callers):
 def test_members_cannot_change_others_acts_and_only_admins_verify(client, make):
     admin = make.admin()
     sender, colleague = make.member(admin), make.member(admin)
-    act = client.post("/api/kindness", json=request_kwargs(("POST", "/api/kindness"))["json"], headers=sender.headers).json()["data"]
-    assert_envelope(client.put(f"/api/kindness/{act['id']}", json={"description": "Mine now"}, headers=colleague.headers), 403, "forbidden")
-    assert client.get(f"/api/kindness/{act['id']}", headers=sender.headers).json()["data"]["description"] == act["description"]
+    act = client.post(
+        "/api/kindness", json=request_kwargs(("POST", "/api/kindness"))["json"], headers=sender.headers
+    ).json()["data"]
+    assert_envelope(
+        client.put(f"/api/kindness/{act['id']}", json={"description": "Mine now"}, headers=colleague.headers),
+        403,
+        "forbidden",
+    )
+    assert (
+        client.get(f"/api/kindness/{act['id']}", headers=sender.headers).json()["data"]["description"]
+        == act["description"]
+    )

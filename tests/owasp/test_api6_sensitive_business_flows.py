@@ -15,7 +15,13 @@ from tests.owasp.operations import CSV
 
 
 def sign_up(client, n: int, **fields):
-    body = {"email": f"farmed-{n}@example.test", "password": PASSWORD, "name": f"Farmed {n}", "organizationName": f"Farm {n}", **fields}
+    body = {
+        "email": f"farmed-{n}@example.test",
+        "password": PASSWORD,
+        "name": f"Farmed {n}",
+        "organizationName": f"Farm {n}",
+        **fields,
+    }
     response = client.post("/api/auth/sign-up", json=body)
     client.cookies.clear()
     return response
@@ -38,25 +44,38 @@ def test_repeating_an_invitation_sends_it_once_and_is_throttled(rate_window, cli
     answers = [client.post("/api/invitations/send", json=body, headers=consultant.headers) for _ in range(100)]
     assert {a.status_code for a in answers} == {200}
     assert len({a.json()["data"]["id"] for a in answers}) == 1
-    assert db.scalar(select(func.count()).select_from(Invitation).where(Invitation.consultant_id == consultant.user.id)) == 1
+    assert (
+        db.scalar(select(func.count()).select_from(Invitation).where(Invitation.consultant_id == consultant.user.id))
+        == 1
+    )
     assert_envelope(client.post("/api/invitations/send", json=body, headers=consultant.headers), 429, "rate_limited")
 
 
 def test_bulk_invites_are_limited_to_ten_a_minute(rate_window, client, make):
     consultant = make.consultant()
-    statuses = [client.post("/api/bulk/invite", files={"file": CSV}, headers=consultant.headers).status_code for _ in range(11)]
+    statuses = [
+        client.post("/api/bulk/invite", files={"file": CSV}, headers=consultant.headers).status_code for _ in range(11)
+    ]
     assert statuses[:10] == [200] * 10 and statuses[10] == 429
 
 
 def test_theme_generation_is_limited_to_five_a_minute(rate_window, client, make):
     consultant = make.consultant()
-    statuses = [client.post("/api/theme/generate", json={"primaryColor": "#336699"}, headers=consultant.headers).status_code for _ in range(6)]
+    statuses = [
+        client.post("/api/theme/generate", json={"primaryColor": "#336699"}, headers=consultant.headers).status_code
+        for _ in range(6)
+    ]
     assert statuses == [503] * 5 + [429]  # no provider configured: the first five are 503
 
 
 def test_recognising_yourself_is_refused(client, make):
     member = make.member(make.admin())
-    body = {"description": "I was great", "category": "peer_recognition", "verificationLevel": 1, "recipientId": member.user.id}
+    body = {
+        "description": "I was great",
+        "category": "peer_recognition",
+        "verificationLevel": 1,
+        "recipientId": member.user.id,
+    }
     assert_envelope(client.post("/api/kindness", json=body, headers=member.headers), 400, "self_recognition")
     assert client.get("/api/kindness/stats", headers=member.headers).json()["data"]["total"] == 0
 
@@ -68,5 +87,9 @@ def test_volunteer_hours_are_counted_once_per_person(client, make, db):
     position = {"latitude": CENTRE[0], "longitude": CENTRE[1]}
     first = client.post(f"/api/volunteer/{opportunity.id}/check-in", json=position, headers=member.headers)
     assert first.status_code == 201
-    assert_envelope(client.post(f"/api/volunteer/{opportunity.id}/check-in", json=position, headers=member.headers), 409)
-    assert client.get(f"/api/volunteer/{opportunity.id}", headers=admin.headers).json()["data"]["checkIns"]["total"] == 1
+    assert_envelope(
+        client.post(f"/api/volunteer/{opportunity.id}/check-in", json=position, headers=member.headers), 409
+    )
+    assert (
+        client.get(f"/api/volunteer/{opportunity.id}", headers=admin.headers).json()["data"]["checkIns"]["total"] == 1
+    )

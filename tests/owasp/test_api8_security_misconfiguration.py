@@ -23,8 +23,7 @@ def _documented(method: str, path: str) -> bool:
     """True when some operation of `method` serves `path`, as written or through its template
     (PUT /api/kindness/stats is PUT /api/kindness/{id} for the act "stats")."""
     return any(
-        m == method and re.fullmatch(re.sub(r"\{[^}]+\}", "[^/]+", template), path)
-        for m, template in spec.operations()
+        m == method and re.fullmatch(re.sub(r"\{[^}]+\}", "[^/]+", template), path) for m, template in spec.operations()
     )
 
 
@@ -44,7 +43,14 @@ def test_no_origin_is_granted_access(client, make, path):
     for response in (
         client.get(url, headers={"Origin": EVIL, **account.headers}),
         client.post(url, headers={"Origin": EVIL, **account.headers}, json={}),
-        client.options(url, headers={"Origin": EVIL, "Access-Control-Request-Method": "POST", "Access-Control-Request-Headers": "authorization"}),
+        client.options(
+            url,
+            headers={
+                "Origin": EVIL,
+                "Access-Control-Request-Method": "POST",
+                "Access-Control-Request-Headers": "authorization",
+            },
+        ),
     ):
         granted = {name for name in response.headers if name.lower().startswith("access-control-")}
         assert not granted, (path, granted)
@@ -79,17 +85,23 @@ def test_server_errors_show_nothing_of_the_server(client, make, monkeypatch, cap
     assert response.status_code == 500 and response.headers["content-type"] == "application/json"
     for leak in ("hunter2", "Traceback", "/srv/", ".py", "RuntimeError"):
         assert leak not in response.text
-    assert any("hunter2" in str(record.exc_info[1]) for record in caplog.records if record.exc_info)  # logged, not shown
+    assert any(
+        "hunter2" in str(record.exc_info[1]) for record in caplog.records if record.exc_info
+    )  # logged, not shown
 
 
-@pytest.mark.parametrize("path", ["/api/clients/abc%0A", "/api/clients/%0A", "/api/clients/a%0Ab", "/api/clients/ab%0A%0A"])
+@pytest.mark.parametrize(
+    "path", ["/api/clients/abc%0A", "/api/clients/%0A", "/api/clients/a%0Ab", "/api/clients/ab%0A%0A"]
+)
 def test_paths_the_two_routers_read_differently_reach_no_handler(client, make, path):
     """Starlette (Connexion) and Werkzeug (Flask) disagree on paths with a newline: what the
     spec's router matched to no operation must not reach a handler through Flask's."""
     assert_envelope(client.delete(path, headers=make.consultant().headers), 404, "not_found")
 
 
-@pytest.mark.parametrize("path", ["/api/kindness/ab%09c", "/api/volunteer/%0D", "/api/donations/a%7Fb", "/api/wellbeing/%1B"])
+@pytest.mark.parametrize(
+    "path", ["/api/kindness/ab%09c", "/api/volunteer/%0D", "/api/donations/a%7Fb", "/api/wellbeing/%1B"]
+)
 def test_other_control_characters_in_a_path_are_ids_like_any_other(client, make, path):
     assert_envelope(client.get(path, headers=make.member(make.admin()).headers), 404, "not_found")
 
@@ -98,8 +110,12 @@ def test_a_body_without_a_content_type_is_415(client, make):
     """Validation would read it as JSON, and the handler as bytes."""
     member = make.member(make.admin())
     body = b'{"description": "x", "category": "community", "verificationLevel": 1, "recipientId": "r"}'
-    refused = assert_envelope(client.post("/api/kindness", content=body, headers=member.headers), 415, "unsupported_media_type")
-    assert refused["details"]["errors"] == [{"location": "header", "field": "Content-Type", "message": "is required with a body"}]
+    refused = assert_envelope(
+        client.post("/api/kindness", content=body, headers=member.headers), 415, "unsupported_media_type"
+    )
+    assert refused["details"]["errors"] == [
+        {"location": "header", "field": "Content-Type", "message": "is required with a body"}
+    ]
     assert client.get("/api/kindness", headers=member.headers).json()["data"] == []
 
 

@@ -25,7 +25,12 @@ def served_operations(app) -> set[tuple[str, str]]:
 
 def test_every_served_operation_is_in_the_spec_and_back(app, client):
     client.get("/api/health")  # Connexion builds its routes on the first request
-    declared = {(method.upper(), path) for path, item in spec.document()["paths"].items() for method in item if method in spec.METHODS}
+    declared = {
+        (method.upper(), path)
+        for path, item in spec.document()["paths"].items()
+        for method in item
+        if method in spec.METHODS
+    }
     assert served_operations(app) == declared
 
 
@@ -47,9 +52,24 @@ def test_the_spec_and_its_viewer_are_served(client, path):
 
 @pytest.mark.parametrize(
     "path",
-    ["/debug", "/api/debug", "/admin", "/api/admin", "/console", "/api/v0/health", "/api/v1/health", "/v1/api/health",
-     "/.env", "/.git/config", "/metrics", "/api/metrics", "/server-status", "/openapi.json",
-     "/api/swagger.json", "/api/health/../../.env"],
+    [
+        "/debug",
+        "/api/debug",
+        "/admin",
+        "/api/admin",
+        "/console",
+        "/api/v0/health",
+        "/api/v1/health",
+        "/v1/api/health",
+        "/.env",
+        "/.git/config",
+        "/metrics",
+        "/api/metrics",
+        "/server-status",
+        "/openapi.json",
+        "/api/swagger.json",
+        "/api/health/../../.env",
+    ],
 )
 def test_leftovers_are_not_there(client, path):
     assert_envelope(client.get(path), 404, "not_found")

@@ -16,12 +16,29 @@ def _events(client, admin, type_):
 
 def test_authority_changes_are_in_the_chain_with_ids_only(client, make):
     admin = make.admin()
-    created = client.post("/api/organization/scim-tokens", headers=admin.headers, json={"description": "Okta"}).json()["data"]
+    created = client.post("/api/organization/scim-tokens", headers=admin.headers, json={"description": "Okta"}).json()[
+        "data"
+    ]
     scim = {"Authorization": f"Bearer {created['token']}"}
     boss = ok(client.post("/scim/v2/Users", headers=scim, json=user("boss@corp.test", displayName="Boss Person")), 201)
-    ada = ok(client.post("/scim/v2/Users", headers=scim, json=user("ada@corp.test", **{ENTERPRISE: {"manager": {"value": boss["id"]}}})), 201)
-    ok(client.patch(f"/scim/v2/Users/{ada['id']}", headers=scim, json=patch({"op": "replace", "value": {"active": False}})))
-    ok(client.patch(f"/scim/v2/Users/{ada['id']}", headers=scim, json=patch({"op": "replace", "value": {"active": True}})))
+    ada = ok(
+        client.post(
+            "/scim/v2/Users",
+            headers=scim,
+            json=user("ada@corp.test", **{ENTERPRISE: {"manager": {"value": boss["id"]}}}),
+        ),
+        201,
+    )
+    ok(
+        client.patch(
+            f"/scim/v2/Users/{ada['id']}", headers=scim, json=patch({"op": "replace", "value": {"active": False}})
+        )
+    )
+    ok(
+        client.patch(
+            f"/scim/v2/Users/{ada['id']}", headers=scim, json=patch({"op": "replace", "value": {"active": True}})
+        )
+    )
     client.delete(f"/api/organization/scim-tokens/{created['id']}", headers=admin.headers)
 
     joined = _events(client, admin, "member.joined")
@@ -30,7 +47,11 @@ def test_authority_changes_are_in_the_chain_with_ids_only(client, make):
         ({"kind": "member", "id": ada["id"]}, {"role": "member", "source": "scim"}),
     ]
     [line] = _events(client, admin, "member.manager_set")
-    assert line["subject"]["id"] == ada["id"] and line["data"] == {"managerId": boss["id"], "previousManagerId": None, "source": "scim"}
+    assert line["subject"]["id"] == ada["id"] and line["data"] == {
+        "managerId": boss["id"],
+        "previousManagerId": None,
+        "source": "scim",
+    }
     assert [e["data"] for e in _events(client, admin, "member.deactivated")] == [{"source": "scim"}]
     assert [e["data"] for e in _events(client, admin, "member.reactivated")] == [{"source": "scim"}]
     for type_ in ("scim.token_created", "scim.token_revoked"):
@@ -45,10 +66,20 @@ def test_authority_changes_are_in_the_chain_with_ids_only(client, make):
 def test_an_admins_changes_by_hand_are_recorded_too(client, make):
     admin = make.admin()
     member, boss = make.member(admin), make.manager(admin)
-    client.patch(f"/api/organization/members/{member.user.id}", headers=admin.headers, json={"role": "manager", "managerId": boss.user.id})
+    client.patch(
+        f"/api/organization/members/{member.user.id}",
+        headers=admin.headers,
+        json={"role": "manager", "managerId": boss.user.id},
+    )
     client.delete(f"/api/organization/members/{member.user.id}", headers=admin.headers)
     [changed] = _events(client, admin, "member.role_changed")
-    assert changed["actorId"] == admin.user.id and changed["data"] == {"from": "member", "to": "manager", "source": "hand"}
+    assert changed["actorId"] == admin.user.id and changed["data"] == {
+        "from": "member",
+        "to": "manager",
+        "source": "hand",
+    }
     assert _events(client, admin, "member.manager_set")[0]["data"]["source"] == "hand"
     assert _events(client, admin, "member.deactivated")[0]["data"] == {"source": "hand"}
-    assert_envelope(client.get("/api/evidence", headers=admin.headers, params={"type": "member.promoted"}), 400, "validation_error")
+    assert_envelope(
+        client.get("/api/evidence", headers=admin.headers, params={"type": "member.promoted"}), 400, "validation_error"
+    )

@@ -19,37 +19,82 @@ def test_malformed_json_is_invalid_syntax(client, scim):
 
 
 def test_unknown_schemas_and_wrong_types_are_invalid_values(client, scim):
-    scim_error(client.post("/scim/v2/Users", headers=scim, json={"schemas": [USER, "urn:example:params:scim:schemas:extension:bonusly:1.0:User"], "userName": "a"}), 400, "invalidValue")
-    scim_error(client.post("/scim/v2/Users", headers=scim, json={"schemas": ["urn:example:Other"], "userName": "a"}), 400, "invalidValue")
-    scim_error(client.post("/scim/v2/Users", headers=scim, json={"schemas": [USER], "userName": 5}), 400, "invalidValue")
-    scim_error(client.post("/scim/v2/Users", headers=scim, json={"schemas": [USER], "userName": "a", "active": "perhaps"}), 400, "invalidValue")
+    scim_error(
+        client.post(
+            "/scim/v2/Users",
+            headers=scim,
+            json={"schemas": [USER, "urn:example:params:scim:schemas:extension:bonusly:1.0:User"], "userName": "a"},
+        ),
+        400,
+        "invalidValue",
+    )
+    scim_error(
+        client.post("/scim/v2/Users", headers=scim, json={"schemas": ["urn:example:Other"], "userName": "a"}),
+        400,
+        "invalidValue",
+    )
+    scim_error(
+        client.post("/scim/v2/Users", headers=scim, json={"schemas": [USER], "userName": 5}), 400, "invalidValue"
+    )
+    scim_error(
+        client.post("/scim/v2/Users", headers=scim, json={"schemas": [USER], "userName": "a", "active": "perhaps"}),
+        400,
+        "invalidValue",
+    )
     scim_error(client.post("/scim/v2/Users", headers=scim, json={"schemas": [USER]}), 400, "invalidValue")
-    scim_error(client.post("/scim/v2/Users", headers=scim, json={"schemas": [USER], "userName": "a", "active": True, ENTERPRISE: {"manager": {"value": "nobody"}}}), 400, "invalidValue")
-    scim_error(client.post("/scim/v2/Groups", headers=scim, json={"displayName": "g", "members": [{"value": "nobody"}]}), 400, "invalidValue")
+    scim_error(
+        client.post(
+            "/scim/v2/Users",
+            headers=scim,
+            json={"schemas": [USER], "userName": "a", "active": True, ENTERPRISE: {"manager": {"value": "nobody"}}},
+        ),
+        400,
+        "invalidValue",
+    )
+    scim_error(
+        client.post("/scim/v2/Groups", headers=scim, json={"displayName": "g", "members": [{"value": "nobody"}]}),
+        400,
+        "invalidValue",
+    )
 
 
 def test_oversized_bodies_and_filters_are_refused(client, scim):
     scim_error(client.post("/scim/v2/Users", headers=scim, json=user("a", displayName="x" * 70_000)), 413)
     response = client.get("/scim/v2/Users", headers=scim, params={"filter": 'userName eq "' + "x" * 10_000 + '"'})
     scim_error(response, 414)
-    scim_error(client.get("/scim/v2/Users", headers=scim, params={"filter": 'userName eq "' + "x" * 3_000 + '"'}), 400, "invalidFilter")
+    scim_error(
+        client.get("/scim/v2/Users", headers=scim, params={"filter": 'userName eq "' + "x" * 3_000 + '"'}),
+        400,
+        "invalidFilter",
+    )
 
 
 def test_a_patch_with_one_bad_operation_changes_nothing(client, scim):
-    created = ok(client.post("/scim/v2/Users", headers=scim, json=user("ada@example.test", displayName="Ada", title="Engineer")), 201)
+    created = ok(
+        client.post("/scim/v2/Users", headers=scim, json=user("ada@example.test", displayName="Ada", title="Engineer")),
+        201,
+    )
     for bad in (
         {"op": "replace", "path": "userName", "value": 5},
         {"op": "frobnicate", "path": "title", "value": "x"},
         {"op": "replace", "path": "emails[type eq]", "value": "x"},
         {"op": "replace", "path": f"{ENTERPRISE}:manager", "value": {"value": "nobody"}},
     ):
-        body = patch({"op": "replace", "path": "displayName", "value": "Changed"}, {"op": "replace", "path": "active", "value": False}, bad)
+        body = patch(
+            {"op": "replace", "path": "displayName", "value": "Changed"},
+            {"op": "replace", "path": "active", "value": False},
+            bad,
+        )
         response = client.patch(f"/scim/v2/Users/{created['id']}", headers=scim, json=body)
         assert response.status_code == 400, response.text
         assert response.json()["scimType"] in ("invalidValue", "invalidPath", "invalidSyntax", "noTarget")
         unchanged = ok(client.get(f"/scim/v2/Users/{created['id']}", headers=scim))
         assert unchanged["displayName"] == "Ada" and unchanged["active"] is True
-    scim_error(client.patch(f"/scim/v2/Users/{created['id']}", headers=scim, json={"schemas": [], "Operations": []}), 400, "invalidValue")
+    scim_error(
+        client.patch(f"/scim/v2/Users/{created['id']}", headers=scim, json={"schemas": [], "Operations": []}),
+        400,
+        "invalidValue",
+    )
 
 
 def test_each_organization_has_its_own_limit_with_retry_after(client, make, runtime, rate_window):

@@ -22,14 +22,29 @@ def test_scim2_tester_passes_every_check(fresh_database_url, live_server):
     upgrade(fresh_database_url)
     server = live_server(DATABASE_URL=fresh_database_url, RATE_LIMIT_MULTIPLIER="100")
     admin = sign_up(server.url)
-    created = requests.post(f"{server.url}/api/organization/scim-tokens", headers=admin.headers, json={"description": "scim2-tester"}, timeout=10)
+    created = requests.post(
+        f"{server.url}/api/organization/scim-tokens",
+        headers=admin.headers,
+        json={"description": "scim2-tester"},
+        timeout=10,
+    )
     token = created.json()["data"]["token"]
     with Client(base_url=f"{server.url}/scim/v2", headers={"Authorization": f"Bearer {token}"}, timeout=30) as http:
         results = check_server(SyncSCIMClient(http))
-    failed = [(result.title, result.reason) for result in results if result.status not in (Status.SUCCESS, Status.SKIPPED)]
+    failed = [
+        (result.title, result.reason) for result in results if result.status not in (Status.SUCCESS, Status.SKIPPED)
+    ]
     assert not failed, failed
     titles = collections.Counter(result.title for result in results if result.status == Status.SUCCESS)
     # Discovery reached the resources: both were created, read, replaced, deleted and patched.
-    for check in ("object_creation", "object_query", "object_replacement", "object_deletion", "check_add_attribute", "check_remove_attribute", "check_replace_attribute"):
+    for check in (
+        "object_creation",
+        "object_query",
+        "object_replacement",
+        "object_deletion",
+        "check_add_attribute",
+        "check_remove_attribute",
+        "check_replace_attribute",
+    ):
         assert titles[check] >= 2, (check, titles)
     assert sum(titles.values()) >= 75

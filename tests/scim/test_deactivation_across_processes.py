@@ -24,18 +24,29 @@ def test_deactivation_is_refused_everywhere_within_two_seconds(settings, fresh_d
     upgrade(fresh_database_url)
     server = live_server(workers=2, DATABASE_URL=fresh_database_url, RATE_LIMIT_MULTIPLIER="100")
     admin = sign_up(server.url)
-    join_code = requests.get(f"{server.url}/api/auth/session", headers=admin.headers, timeout=10).json()["data"]["organization"]["joinCode"]
+    join_code = requests.get(f"{server.url}/api/auth/session", headers=admin.headers, timeout=10).json()["data"][
+        "organization"
+    ]["joinCode"]
     member = sign_up(server.url, joinCode=join_code)
-    created = requests.post(f"{server.url}/api/organization/scim-tokens", headers=admin.headers, json={"description": "IdP"}, timeout=10)
+    created = requests.post(
+        f"{server.url}/api/organization/scim-tokens", headers=admin.headers, json={"description": "IdP"}, timeout=10
+    )
     scim = {"Authorization": f"Bearer {created.json()['data']['token']}", "Content-Type": "application/scim+json"}
-    linked = requests.post(f"{server.url}/scim/v2/Users", headers=scim, json=user(member.email), timeout=10).json()["id"]
+    linked = requests.post(f"{server.url}/scim/v2/Users", headers=scim, json=user(member.email), timeout=10).json()[
+        "id"
+    ]
     calls: list[tuple[float, int]] = []
     stop = threading.Event()
 
     def keep_calling() -> None:
         while not stop.is_set():
             started = time.monotonic()
-            calls.append((started, requests.get(f"{server.url}/api/auth/session", headers=member.headers, timeout=10).status_code))
+            calls.append(
+                (
+                    started,
+                    requests.get(f"{server.url}/api/auth/session", headers=member.headers, timeout=10).status_code,
+                )
+            )
 
     with concurrent.futures.ThreadPoolExecutor(max_workers=8) as pool:
         running = [pool.submit(keep_calling) for _ in range(8)]

@@ -13,7 +13,9 @@ def _setup(client, make):
     scim = make.scim_token(admin)
     member = make.member(admin)
     member_id = ok(client.post("/scim/v2/Users", headers=scim, json=user(member.user.email)), 201)["id"]
-    group = ok(client.post("/scim/v2/Groups", headers=scim, json={"schemas": [GROUP], "displayName": "Team Leads"}), 201)
+    group = ok(
+        client.post("/scim/v2/Groups", headers=scim, json={"schemas": [GROUP], "displayName": "Team Leads"}), 201
+    )
     return admin, scim, member, member_id, group
 
 
@@ -24,21 +26,47 @@ def _role(client, admin, user_id):
 
 def test_admins_and_managers_list_groups_with_member_counts(client, make):
     admin, scim, member, member_id, group = _setup(client, make)
-    ok(client.patch(f"/scim/v2/Groups/{group['id']}", headers=scim, json=patch({"op": "add", "path": "members", "value": [{"value": member_id}]})))
+    ok(
+        client.patch(
+            f"/scim/v2/Groups/{group['id']}",
+            headers=scim,
+            json=patch({"op": "add", "path": "members", "value": [{"value": member_id}]}),
+        )
+    )
     listed = client.get(GROUPS, headers=admin.headers).json()
-    assert listed == {"data": [{"id": group["id"], "displayName": "Team Leads", "externalId": None, "role": None, "memberCount": 1}], "nextCursor": None}
+    assert listed == {
+        "data": [{"id": group["id"], "displayName": "Team Leads", "externalId": None, "role": None, "memberCount": 1}],
+        "nextCursor": None,
+    }
     assert_envelope(client.get(GROUPS, headers=member.headers), 403, "forbidden")
-    assert_envelope(client.patch(f"{GROUPS}/{group['id']}", headers=make.manager(admin).headers, json={"role": "admin"}), 403, "forbidden")
-    assert_envelope(client.patch(f"{GROUPS}/{group['id']}", headers=make.admin().headers, json={"role": "admin"}), 404, "not_found")
+    assert_envelope(
+        client.patch(f"{GROUPS}/{group['id']}", headers=make.manager(admin).headers, json={"role": "admin"}),
+        403,
+        "forbidden",
+    )
+    assert_envelope(
+        client.patch(f"{GROUPS}/{group['id']}", headers=make.admin().headers, json={"role": "admin"}), 404, "not_found"
+    )
     people = client.get("/api/organization/members", headers=admin.headers).json()["data"]
-    assert next(p for p in people if p["id"] == member_id)["groups"] == [{"id": group["id"], "displayName": "Team Leads"}]
+    assert next(p for p in people if p["id"] == member_id)["groups"] == [
+        {"id": group["id"], "displayName": "Team Leads"}
+    ]
 
 
 def test_mapping_promotes_and_demotes_the_members(client, make):
     admin, scim, member, member_id, group = _setup(client, make)
-    ok(client.patch(f"/scim/v2/Groups/{group['id']}", headers=scim, json=patch({"op": "add", "path": "members", "value": [{"value": member_id}]})))
+    ok(
+        client.patch(
+            f"/scim/v2/Groups/{group['id']}",
+            headers=scim,
+            json=patch({"op": "add", "path": "members", "value": [{"value": member_id}]}),
+        )
+    )
     assert _role(client, admin, member_id) == "member"
-    assert client.patch(f"{GROUPS}/{group['id']}", headers=admin.headers, json={"role": "manager"}).json()["data"]["role"] == "manager"
+    assert (
+        client.patch(f"{GROUPS}/{group['id']}", headers=admin.headers, json={"role": "manager"}).json()["data"]["role"]
+        == "manager"
+    )
     assert _role(client, admin, member_id) == "manager"
     assert client.get("/api/auth/session", headers=member.headers).json()["data"]["user"]["role"] == "manager"
     assert client.patch(f"{GROUPS}/{group['id']}", headers=admin.headers, json={"role": None}).status_code == 200
@@ -48,17 +76,38 @@ def test_mapping_promotes_and_demotes_the_members(client, make):
 def test_membership_promotes_and_demotes_and_the_hand_set_role_stays_the_floor(client, make):
     admin, scim, member, member_id, group = _setup(client, make)
     client.patch(f"{GROUPS}/{group['id']}", headers=admin.headers, json={"role": "admin"})
-    ok(client.put(f"/scim/v2/Groups/{group['id']}", headers=scim, json={"schemas": [GROUP], "displayName": "Team Leads", "members": [{"value": member_id}]}))
+    ok(
+        client.put(
+            f"/scim/v2/Groups/{group['id']}",
+            headers=scim,
+            json={"schemas": [GROUP], "displayName": "Team Leads", "members": [{"value": member_id}]},
+        )
+    )
     assert _role(client, admin, member_id) == "admin"
     client.patch(f"/api/organization/members/{member_id}", headers=admin.headers, json={"role": "manager"})
     assert _role(client, admin, member_id) == "admin"
-    ok(client.patch(f"/scim/v2/Groups/{group['id']}", headers=scim, json=patch({"op": "replace", "path": "members", "value": []})))
+    ok(
+        client.patch(
+            f"/scim/v2/Groups/{group['id']}",
+            headers=scim,
+            json=patch({"op": "replace", "path": "members", "value": []}),
+        )
+    )
     assert _role(client, admin, member_id) == "manager"
-    ok(client.patch(f"/scim/v2/Groups/{group['id']}", headers=scim, json=patch({"op": "add", "path": "members", "value": [{"value": member_id}]})))
+    ok(
+        client.patch(
+            f"/scim/v2/Groups/{group['id']}",
+            headers=scim,
+            json=patch({"op": "add", "path": "members", "value": [{"value": member_id}]}),
+        )
+    )
     assert _role(client, admin, member_id) == "admin"
     assert client.delete(f"/scim/v2/Groups/{group['id']}", headers=scim).status_code == 204
     assert _role(client, admin, member_id) == "manager"
     events = client.get("/api/evidence", headers=admin.headers, params={"type": "member.role_changed"}).json()["data"]
     assert [(e["data"]["from"], e["data"]["to"], e["data"]["source"]) for e in events] == [
-        ("member", "admin", "group"), ("admin", "manager", "group"), ("manager", "admin", "group"), ("admin", "manager", "group")
+        ("member", "admin", "group"),
+        ("admin", "manager", "group"),
+        ("manager", "admin", "group"),
+        ("admin", "manager", "group"),
     ]

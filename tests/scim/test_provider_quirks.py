@@ -29,8 +29,18 @@ def _okta_user(client, scim) -> dict:
 
 def test_okta_looks_users_up_by_user_name_without_case(client, make):
     scim = make.scim_token(make.admin())
-    empty = ok(client.get("/scim/v2/Users?filter=userName%20eq%20%22test.user%40okta.local%22&startIndex=1&count=100", headers=scim))
-    assert empty == {"schemas": ["urn:ietf:params:scim:api:messages:2.0:ListResponse"], "totalResults": 0, "startIndex": 1, "itemsPerPage": 0, "Resources": []}
+    empty = ok(
+        client.get(
+            "/scim/v2/Users?filter=userName%20eq%20%22test.user%40okta.local%22&startIndex=1&count=100", headers=scim
+        )
+    )
+    assert empty == {
+        "schemas": ["urn:ietf:params:scim:api:messages:2.0:ListResponse"],
+        "totalResults": 0,
+        "startIndex": 1,
+        "itemsPerPage": 0,
+        "Resources": [],
+    }
     created = _okta_user(client, scim)
     caps = urllib.parse.quote('userName eq "TEST.USER@OKTA.LOCAL"')
     found = ok(client.get(f"/scim/v2/Users?filter={caps}&startIndex=1&count=100", headers=scim))
@@ -71,7 +81,12 @@ def test_entra_capitalised_replace_with_the_string_false(client, make, db):
 
 def test_entra_replace_of_the_work_email_creates_the_entry(client, make, db):
     scim = make.scim_token(make.admin())
-    created = ok(client.post("/scim/v2/Users", headers=scim, json={"schemas": [USER], "userName": "Test_User_dfeef4c5", "active": True}), 201)
+    created = ok(
+        client.post(
+            "/scim/v2/Users", headers=scim, json={"schemas": [USER], "userName": "Test_User_dfeef4c5", "active": True}
+        ),
+        201,
+    )
     body = {
         "schemas": [PATCH],
         "Operations": [
@@ -84,7 +99,13 @@ def test_entra_replace_of_the_work_email_creates_the_entry(client, make, db):
     assert patched["name"] == {"familyName": "updatedFamilyName"}
     db.expire_all()
     assert db.get(User, created["id"]).email == "updatedemail@microsoft.com"
-    found = ok(client.get("/scim/v2/Users", headers=scim, params={"filter": 'emails[type eq "work"].value eq "updatedEmail@microsoft.com"'}))
+    found = ok(
+        client.get(
+            "/scim/v2/Users",
+            headers=scim,
+            params={"filter": 'emails[type eq "work"].value eq "updatedEmail@microsoft.com"'},
+        )
+    )
     assert [r["id"] for r in found["Resources"]] == [created["id"]]
 
 
@@ -116,7 +137,9 @@ def test_entra_pathless_replace_with_dotted_and_urn_keys(client, make, db):
 def test_entra_sets_the_manager_by_bare_id(client, make, db):
     scim = make.scim_token(make.admin())
     created = _okta_user(client, scim)
-    boss = ok(client.post("/scim/v2/Users", headers=scim, json={"schemas": [USER], "userName": "boss", "active": True}), 201)
+    boss = ok(
+        client.post("/scim/v2/Users", headers=scim, json={"schemas": [USER], "userName": "boss", "active": True}), 201
+    )
     body = {"schemas": [PATCH], "Operations": [{"op": "Add", "path": f"{ENTERPRISE}:manager", "value": boss["id"]}]}
     patched = ok(client.patch(f"/scim/v2/Users/{created['id']}", headers=scim, json=body))
     assert patched[ENTERPRISE]["manager"]["value"] == boss["id"]
@@ -124,9 +147,25 @@ def test_entra_sets_the_manager_by_bare_id(client, make, db):
 
 def test_entra_removes_members_by_value_list_and_okta_by_filter(client, make):
     scim = make.scim_token(make.admin())
-    people = [ok(client.post("/scim/v2/Users", headers=scim, json={"schemas": [USER], "userName": f"u{n}", "active": True}), 201)["id"] for n in range(3)]
-    group = ok(client.post("/scim/v2/Groups", headers=scim, json={"schemas": [GROUP], "displayName": "Group1DisplayName", "members": []}), 201)
-    add = {"schemas": [PATCH], "Operations": [{"op": "Add", "path": "members", "value": [{"value": person} for person in people]}]}
+    people = [
+        ok(
+            client.post("/scim/v2/Users", headers=scim, json={"schemas": [USER], "userName": f"u{n}", "active": True}),
+            201,
+        )["id"]
+        for n in range(3)
+    ]
+    group = ok(
+        client.post(
+            "/scim/v2/Groups",
+            headers=scim,
+            json={"schemas": [GROUP], "displayName": "Group1DisplayName", "members": []},
+        ),
+        201,
+    )
+    add = {
+        "schemas": [PATCH],
+        "Operations": [{"op": "Add", "path": "members", "value": [{"value": person} for person in people]}],
+    }
     added = ok(client.patch(f"/scim/v2/Groups/{group['id']}", headers=scim, json=add))
     assert sorted(m["value"] for m in added["members"]) == sorted(people)
     entra = {"schemas": [PATCH], "Operations": [{"op": "Remove", "path": "members", "value": [{"value": people[0]}]}]}
@@ -139,11 +178,34 @@ def test_entra_removes_members_by_value_list_and_okta_by_filter(client, make):
 
 def test_entra_lists_groups_by_display_name_without_members(client, make):
     scim = make.scim_token(make.admin())
-    person = ok(client.post("/scim/v2/Users", headers=scim, json={"schemas": [USER], "userName": "u", "active": True}), 201)["id"]
-    group = ok(client.post("/scim/v2/Groups", headers=scim, json={"schemas": [GROUP], "displayName": "Engineering", "members": [{"value": person}]}), 201)
-    found = ok(client.get("/scim/v2/Groups", headers=scim, params={"filter": 'displayName eq "engineering"', "excludedAttributes": "members"}))
-    assert found["totalResults"] == 1 and found["Resources"][0]["id"] == group["id"] and "members" not in found["Resources"][0]
-    scim_error(client.post("/scim/v2/Groups", headers=scim, json={"schemas": [GROUP], "displayName": "ENGINEERING"}), 409, "uniqueness")
+    person = ok(
+        client.post("/scim/v2/Users", headers=scim, json={"schemas": [USER], "userName": "u", "active": True}), 201
+    )["id"]
+    group = ok(
+        client.post(
+            "/scim/v2/Groups",
+            headers=scim,
+            json={"schemas": [GROUP], "displayName": "Engineering", "members": [{"value": person}]},
+        ),
+        201,
+    )
+    found = ok(
+        client.get(
+            "/scim/v2/Groups",
+            headers=scim,
+            params={"filter": 'displayName eq "engineering"', "excludedAttributes": "members"},
+        )
+    )
+    assert (
+        found["totalResults"] == 1
+        and found["Resources"][0]["id"] == group["id"]
+        and "members" not in found["Resources"][0]
+    )
+    scim_error(
+        client.post("/scim/v2/Groups", headers=scim, json={"schemas": [GROUP], "displayName": "ENGINEERING"}),
+        409,
+        "uniqueness",
+    )
 
 
 def test_application_json_is_accepted_too(client, make, db):

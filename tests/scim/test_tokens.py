@@ -18,38 +18,66 @@ def test_an_admin_makes_a_token_shown_once_and_stored_as_its_hash(client, make, 
     stored = db.get(ScimToken, created["id"])
     assert stored.token_hash == hashlib.sha256(created["token"].encode()).hexdigest()
     listed = client.get("/api/organization/scim-tokens", headers=admin.headers).json()["data"]
-    assert listed == [{"id": created["id"], "description": "Okta", "createdAt": created["createdAt"], "lastUsedAt": None}]
+    assert listed == [
+        {"id": created["id"], "description": "Okta", "createdAt": created["createdAt"], "lastUsedAt": None}
+    ]
     scim = {"Authorization": f"Bearer {created['token']}"}
     ok(client.get("/scim/v2/Users", headers=scim))
-    assert client.get("/api/organization/scim-tokens", headers=admin.headers).json()["data"][0]["lastUsedAt"] is not None
+    assert (
+        client.get("/api/organization/scim-tokens", headers=admin.headers).json()["data"][0]["lastUsedAt"] is not None
+    )
 
 
 def test_at_most_five_live_tokens(client, make):
     admin = make.admin()
-    ids = [client.post("/api/organization/scim-tokens", headers=admin.headers, json={"description": f"t{n}"}).json()["data"]["id"] for n in range(5)]
-    assert_envelope(client.post("/api/organization/scim-tokens", headers=admin.headers, json={"description": "sixth"}), 409, "too_many_tokens")
+    ids = [
+        client.post("/api/organization/scim-tokens", headers=admin.headers, json={"description": f"t{n}"}).json()[
+            "data"
+        ]["id"]
+        for n in range(5)
+    ]
+    assert_envelope(
+        client.post("/api/organization/scim-tokens", headers=admin.headers, json={"description": "sixth"}),
+        409,
+        "too_many_tokens",
+    )
     assert client.delete(f"/api/organization/scim-tokens/{ids[0]}", headers=admin.headers).status_code == 204
-    assert client.post("/api/organization/scim-tokens", headers=admin.headers, json={"description": "sixth"}).status_code == 201
+    assert (
+        client.post("/api/organization/scim-tokens", headers=admin.headers, json={"description": "sixth"}).status_code
+        == 201
+    )
 
 
 def test_a_revoked_token_is_refused_at_once(client, make):
     admin = make.admin()
-    created = client.post("/api/organization/scim-tokens", headers=admin.headers, json={"description": "Entra"}).json()["data"]
+    created = client.post("/api/organization/scim-tokens", headers=admin.headers, json={"description": "Entra"}).json()[
+        "data"
+    ]
     scim = {"Authorization": f"Bearer {created['token']}"}
     ok(client.get("/scim/v2/Users", headers=scim))
     assert client.delete(f"/api/organization/scim-tokens/{created['id']}", headers=admin.headers).status_code == 204
     scim_error(client.get("/scim/v2/Users", headers=scim), 401)
-    assert_envelope(client.delete(f"/api/organization/scim-tokens/{created['id']}", headers=admin.headers), 404, "not_found")
+    assert_envelope(
+        client.delete(f"/api/organization/scim-tokens/{created['id']}", headers=admin.headers), 404, "not_found"
+    )
     assert client.get("/api/organization/scim-tokens", headers=admin.headers).json()["data"] == []
 
 
 def test_only_admins_manage_tokens_and_only_their_own(client, make):
     admin, stranger = make.admin(), make.admin()
     manager = make.manager(admin)
-    assert_envelope(client.post("/api/organization/scim-tokens", headers=manager.headers, json={"description": "x"}), 403, "forbidden")
+    assert_envelope(
+        client.post("/api/organization/scim-tokens", headers=manager.headers, json={"description": "x"}),
+        403,
+        "forbidden",
+    )
     assert_envelope(client.get("/api/organization/scim-tokens", headers=manager.headers), 403, "forbidden")
-    created = client.post("/api/organization/scim-tokens", headers=admin.headers, json={"description": "x"}).json()["data"]
-    assert_envelope(client.delete(f"/api/organization/scim-tokens/{created['id']}", headers=stranger.headers), 404, "not_found")
+    created = client.post("/api/organization/scim-tokens", headers=admin.headers, json={"description": "x"}).json()[
+        "data"
+    ]
+    assert_envelope(
+        client.delete(f"/api/organization/scim-tokens/{created['id']}", headers=stranger.headers), 404, "not_found"
+    )
 
 
 def test_every_scim_failure_is_a_scim_error_401_and_unknown_paths_included(client, make):

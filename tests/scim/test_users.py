@@ -34,14 +34,33 @@ def test_create_read_and_replace_with_the_enterprise_extension(client, make, db)
     assert "password" not in created and created["active"] is True
     manager = {"value": boss["id"], "$ref": f"http://testserver/scim/v2/Users/{boss['id']}"}
     assert created[ENTERPRISE] == {"employeeNumber": "701984", "department": "Tour Operations", "manager": manager}
-    named = ok(client.get(f"/scim/v2/Users/{created['id']}", headers=scim, params={"attributes": f"{ENTERPRISE}:manager.displayName"}))
+    named = ok(
+        client.get(
+            f"/scim/v2/Users/{created['id']}", headers=scim, params={"attributes": f"{ENTERPRISE}:manager.displayName"}
+        )
+    )
     assert named[ENTERPRISE]["manager"] == {"displayName": "boss@example.test"}
     assert created["emails"] == [{"value": "Ada@Example.test", "type": "work", "primary": True}]
     person = db.get(User, created["id"])
-    assert (person.email, person.name, person.role, person.manager_id) == ("ada@example.test", "Ada L.", "member", boss["id"])
-    assert (person.department, person.employee_number, person.organization_id) == ("Tour Operations", "701984", admin.organization_id)
+    assert (person.email, person.name, person.role, person.manager_id) == (
+        "ada@example.test",
+        "Ada L.",
+        "member",
+        boss["id"],
+    )
+    assert (person.department, person.employee_number, person.organization_id) == (
+        "Tour Operations",
+        "701984",
+        admin.organization_id,
+    )
     assert ok(client.get(f"/scim/v2/Users/{created['id']}", headers=scim)) == created
-    replaced = ok(client.put(f"/scim/v2/Users/{created['id']}", headers=scim, json=user("ada@example.test", displayName="Ada", active=True)))
+    replaced = ok(
+        client.put(
+            f"/scim/v2/Users/{created['id']}",
+            headers=scim,
+            json=user("ada@example.test", displayName="Ada", active=True),
+        )
+    )
     assert replaced["displayName"] == "Ada" and "title" not in replaced and ENTERPRISE not in replaced
     db.expire_all()
     assert db.get(User, created["id"]).manager_id is None
@@ -52,7 +71,9 @@ def test_paging_is_one_based_and_stable_with_integer_counters(client, make):
     ids = [_create(client, scim, f"p{n}@example.test")["id"] for n in range(5)]
     first = ok(client.get("/scim/v2/Users", headers=scim, params={"startIndex": 1, "count": 2}))
     assert (first["totalResults"], first["startIndex"], first["itemsPerPage"]) == (5, 1, 2)
-    pages = [ok(client.get("/scim/v2/Users", headers=scim, params={"startIndex": start, "count": 2})) for start in (1, 3, 5)]
+    pages = [
+        ok(client.get("/scim/v2/Users", headers=scim, params={"startIndex": start, "count": 2})) for start in (1, 3, 5)
+    ]
     assert [r["id"] for page in pages for r in page["Resources"]] == ids
     assert pages[2]["itemsPerPage"] == 1
     past = ok(client.get("/scim/v2/Users", headers=scim, params={"startIndex": 9, "count": 2}))
@@ -65,11 +86,23 @@ def test_paging_is_one_based_and_stable_with_integer_counters(client, make):
 
 def test_filters_translate_to_queries(client, make):
     scim = make.scim_token(make.admin())
-    ada = _create(client, scim, "ada@example.test", externalId="e-1", title="Engineer", emails=[{"value": "ada.work@example.test", "type": "work"}])
-    bob = _create(client, scim, "bob@example.test", externalId="e-2", title="Driver", **{ENTERPRISE: {"department": "Fleet"}})
+    ada = _create(
+        client,
+        scim,
+        "ada@example.test",
+        externalId="e-1",
+        title="Engineer",
+        emails=[{"value": "ada.work@example.test", "type": "work"}],
+    )
+    bob = _create(
+        client, scim, "bob@example.test", externalId="e-2", title="Driver", **{ENTERPRISE: {"department": "Fleet"}}
+    )
 
     def ids(text):
-        return [r["id"] for r in ok(client.get("/scim/v2/Users", headers=scim, params={"filter": text})).get("Resources", [])]
+        return [
+            r["id"]
+            for r in ok(client.get("/scim/v2/Users", headers=scim, params={"filter": text})).get("Resources", [])
+        ]
 
     assert ids('externalId eq "e-2"') == [bob["id"]]
     assert ids('externalId eq "E-2"') == []
@@ -79,8 +112,8 @@ def test_filters_translate_to_queries(client, make):
     assert ids('emails[type eq "work"].value eq "ADA.WORK@example.test"') == [ada["id"]]
     assert ids('emails[type eq "work" and value co "work"]') == [ada["id"]]
     assert ids(f'{ENTERPRISE}:department eq "fleet"') == [bob["id"]]
-    assert ids('title pr') == [ada["id"], bob["id"]]
-    assert ids('active eq true') == [ada["id"], bob["id"]]
+    assert ids("title pr") == [ada["id"], bob["id"]]
+    assert ids("active eq true") == [ada["id"], bob["id"]]
     assert ids('meta.created gt "2000-01-01T00:00:00Z"') == [ada["id"], bob["id"]]
     assert ids('userName eq "ada@example.test%"') == []
 
@@ -88,7 +121,16 @@ def test_filters_translate_to_queries(client, make):
 def test_an_invalid_or_unsupported_filter_is_invalid_filter_never_everything(client, make):
     scim = make.scim_token(make.admin())
     _create(client, scim, "ada@example.test")
-    for text in ('userName eq', 'nickName eq "x"', 'addresses[type eq "work"].country eq "x"', 'userName gt 3', 'active eq "maybe"', 'externalId eq jyoung', 'emails[display eq "x"]', "x" * 2001):
+    for text in (
+        "userName eq",
+        'nickName eq "x"',
+        'addresses[type eq "work"].country eq "x"',
+        "userName gt 3",
+        'active eq "maybe"',
+        "externalId eq jyoung",
+        'emails[display eq "x"]',
+        "x" * 2001,
+    ):
         scim_error(client.get("/scim/v2/Users", headers=scim, params={"filter": text}), 400, "invalidFilter")
 
 
@@ -97,9 +139,15 @@ def test_attributes_and_excluded_attributes(client, make):
     ada = _create(client, scim, "ada@example.test", title="Engineer", displayName="Ada")
     only = ok(client.get(f"/scim/v2/Users/{ada['id']}", headers=scim, params={"attributes": "userName"}))
     assert set(only) == {"schemas", "id", "userName"}
-    without = ok(client.get("/scim/v2/Users", headers=scim, params={"excludedAttributes": "title,displayName"}))["Resources"][0]
+    without = ok(client.get("/scim/v2/Users", headers=scim, params={"excludedAttributes": "title,displayName"}))[
+        "Resources"
+    ][0]
     assert "title" not in without and "displayName" not in without and without["userName"] == "ada@example.test"
-    scim_error(client.get("/scim/v2/Users", headers=scim, params={"attributes": "userName", "excludedAttributes": "title"}), 400, "invalidValue")
+    scim_error(
+        client.get("/scim/v2/Users", headers=scim, params={"attributes": "userName", "excludedAttributes": "title"}),
+        400,
+        "invalidValue",
+    )
 
 
 def test_uniqueness_409_on_user_name_without_case_and_on_email(client, make):
@@ -108,7 +156,11 @@ def test_uniqueness_409_on_user_name_without_case_and_on_email(client, make):
     _create(client, scim, "Ada@Example.test")
     scim_error(client.post("/scim/v2/Users", headers=scim, json=user("ada@example.TEST")), 409, "uniqueness")
     outsider = make.admin()
-    scim_error(client.post("/scim/v2/Users", headers=scim, json=user("someone", emails=[{"value": outsider.user.email}])), 409, "uniqueness")
+    scim_error(
+        client.post("/scim/v2/Users", headers=scim, json=user("someone", emails=[{"value": outsider.user.email}])),
+        409,
+        "uniqueness",
+    )
 
 
 def test_an_existing_member_is_adopted_by_email(client, make, db):

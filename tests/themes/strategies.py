@@ -1,4 +1,5 @@
 """Hypothesis strategies for theme inputs."""
+
 from hypothesis import strategies as st
 
 from kindling.themes import MODES, MOODS, TOKEN_NAMES, format_value
@@ -22,9 +23,7 @@ _junk = st.one_of(
 intents = st.one_of(
     st.none(),
     st.dictionaries(
-        st.one_of(
-            st.sampled_from(["mood", "chromaScale", "neutralHue", "neutralTint"]), st.text(max_size=12)
-        ),
+        st.one_of(st.sampled_from(["mood", "chromaScale", "neutralHue", "neutralTint"]), st.text(max_size=12)),
         st.one_of(_junk, st.sampled_from(MOODS), st.floats(0.5, 1.5), st.floats(0, 360), st.floats(0, 1)),
         max_size=6,
     ),
@@ -33,6 +32,4 @@ intents = st.one_of(
 
 values = st.builds(format_value, st.floats(0, 1), st.floats(0, 0.5), st.floats(0, 360))
 
-themes = st.fixed_dictionaries({
-    mode: st.fixed_dictionaries(dict.fromkeys(TOKEN_NAMES, values)) for mode in MODES
-})
+themes = st.fixed_dictionaries({mode: st.fixed_dictionaries(dict.fromkeys(TOKEN_NAMES, values)) for mode in MODES})

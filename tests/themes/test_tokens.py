@@ -31,8 +31,23 @@ def test_parse_value_reads_l_c_h(text, expected):
 
 @pytest.mark.parametrize(
     "text",
-    ["1 2", "0.5 0.1 400", "1.1 0 0", "0.5 0.6 0", "0.5  0.1 20", "1e-1 0 0", "-0.1 0 0", " 0.5 0.1 20",
-     "0.5 0.1 20 ", "0.5 0.1 20\n", ".5 0.1 20", "0.5 0.1 nan", "0,5 0.1 20", "٠.5 0 0", ""],
+    [
+        "1 2",
+        "0.5 0.1 400",
+        "1.1 0 0",
+        "0.5 0.6 0",
+        "0.5  0.1 20",
+        "1e-1 0 0",
+        "-0.1 0 0",
+        " 0.5 0.1 20",
+        "0.5 0.1 20 ",
+        "0.5 0.1 20\n",
+        ".5 0.1 20",
+        "0.5 0.1 nan",
+        "0,5 0.1 20",
+        "٠.5 0 0",
+        "",
+    ],
 )
 def test_parse_value_rejects_malformed_and_out_of_range(text):
     with pytest.raises(ValueError):
@@ -85,16 +100,12 @@ def test_validate_theme_reports_absent_modes_and_stray_keys():
     assert validate_theme([]) == {mode: {"missing": list(TOKEN_NAMES)} for mode in MODES}
 
 
-@pytest.mark.parametrize(
-    ("text", "expected"), [("#AbC", "#aabbcc"), ("#3366CC", "#3366cc"), ("#000", "#000000")]
-)
+@pytest.mark.parametrize(("text", "expected"), [("#AbC", "#aabbcc"), ("#3366CC", "#3366cc"), ("#000", "#000000")])
 def test_parse_hex_normalises(text, expected):
     assert parse_hex(text) == expected
 
 
-@pytest.mark.parametrize(
-    "text", ["#12", "123456", "#ggg", "#1234", "#12345g", "#1234567", " #123", "#123\n", ""]
-)
+@pytest.mark.parametrize("text", ["#12", "123456", "#ggg", "#1234", "#12345g", "#1234567", " #123", "#123\n", ""])
 def test_parse_hex_rejects_other_strings(text):
     with pytest.raises(ValueError):
         parse_hex(text)

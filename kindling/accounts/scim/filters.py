@@ -27,7 +27,9 @@ class Attribute:
         self.key = key
 
 
-def where(text: str, resource: Any, attributes: dict[str, Attribute], values: dict[str, dict[str, Attribute]] | None = None) -> ColumnElement[bool]:
+def where(
+    text: str, resource: Any, attributes: dict[str, Attribute], values: dict[str, dict[str, Attribute]] | None = None
+) -> ColumnElement[bool]:
     """The SQL condition of a filter on `resource`, or InvalidFilterException."""
     if len(text) > MAX_LENGTH:
         raise InvalidFilterException(detail=f"A filter is at most {MAX_LENGTH} characters")
@@ -54,7 +56,12 @@ class _ToSql(FilterVisitor[ColumnElement[bool]]):
     def _attribute(self, attr_path, table: dict[str, Attribute] | None = None) -> Attribute:
         table = self.attributes if table is None else table
         name = _name(attr_path)
-        for candidate in (name, name.removeprefix("urn:ietf:params:scim:schemas:core:2.0:user:").removeprefix("urn:ietf:params:scim:schemas:core:2.0:group:")):
+        for candidate in (
+            name,
+            name.removeprefix("urn:ietf:params:scim:schemas:core:2.0:user:").removeprefix(
+                "urn:ietf:params:scim:schemas:core:2.0:group:"
+            ),
+        ):
             if candidate in table:
                 return table[candidate]
         raise InvalidFilterException(detail=f"Filtering on {name[:60]!r} is not supported")

@@ -39,15 +39,30 @@ ATTRIBUTES = {
 }
 
 
-def list_groups(db: Session, *, organization_id: str, filter: str | None, start_index: int, count: int, base_url: str, with_members: bool) -> Page:
+def list_groups(
+    db: Session,
+    *,
+    organization_id: str,
+    filter: str | None,
+    start_index: int,
+    count: int,
+    base_url: str,
+    with_members: bool,
+) -> Page:
     statement = select(DirectoryGroup).where(DirectoryGroup.organization_id == organization_id)
     if filter is not None:
         statement = statement.where(filters.where(filter, Group, ATTRIBUTES))
     total = db.execute(select(func.count()).select_from(statement.order_by(None).subquery())).scalar_one()
     found = []
     if count > 0:
-        found = list(db.scalars(statement.order_by(DirectoryGroup.created_at, DirectoryGroup.id).offset(start_index - 1).limit(count)))
-    return Page(total=total, start_index=start_index, resources=[_present(db, group, base_url, with_members) for group in found])
+        found = list(
+            db.scalars(
+                statement.order_by(DirectoryGroup.created_at, DirectoryGroup.id).offset(start_index - 1).limit(count)
+            )
+        )
+    return Page(
+        total=total, start_index=start_index, resources=[_present(db, group, base_url, with_members) for group in found]
+    )
 
 
 def get_group(db: Session, *, organization_id: str, group_id: str, base_url: str, with_members: bool = True) -> Group:
@@ -78,7 +93,9 @@ def patch_group(db: Session, *, organization_id: str, group_id: str, payload: di
     group = _find(db, organization_id, group_id, for_update=True)
     resource = _present(db, group, base_url, True)
     patch.patch(resource, scim_policy=resources.POLICY)
-    resource = _parse(resource.model_dump(scim_ctx=Context.RESOURCE_REPLACEMENT_REQUEST), Context.RESOURCE_REPLACEMENT_REQUEST)
+    resource = _parse(
+        resource.model_dump(scim_ctx=Context.RESOURCE_REPLACEMENT_REQUEST), Context.RESOURCE_REPLACEMENT_REQUEST
+    )
     _apply(db, group, resource)
     return _present(db, group, base_url, True)
 
@@ -95,7 +112,9 @@ def delete_group(db: Session, *, organization_id: str, group_id: str) -> None:
         _recompute(db, member_ids)
 
 
-def list_for_admin(db: Session, *, organization_id: str, limit: int, cursor: str | None) -> tuple[list[tuple[DirectoryGroup, int]], str | None]:
+def list_for_admin(
+    db: Session, *, organization_id: str, limit: int, cursor: str | None
+) -> tuple[list[tuple[DirectoryGroup, int]], str | None]:
     """The organization's groups by name, with member counts, one page at a time."""
     found, next_cursor = pagination.page_by_name(
         db,
@@ -115,7 +134,9 @@ def list_for_admin(db: Session, *, organization_id: str, limit: int, cursor: str
     return [(group, counts.get(group.id, 0)) for group in found], next_cursor
 
 
-def set_role(db: Session, *, organization_id: str, group_id: str, role: str | None, actor_id: str) -> tuple[DirectoryGroup, int]:
+def set_role(
+    db: Session, *, organization_id: str, group_id: str, role: str | None, actor_id: str
+) -> tuple[DirectoryGroup, int]:
     """Map a group to a role (or none) and recompute its members' roles; the last admin stays (409)."""
     roles.lock_organization(db, organization_id)
     group = db.get(DirectoryGroup, group_id, with_for_update=True)
@@ -146,7 +167,9 @@ def _apply(db: Session, group: DirectoryGroup, resource: Group) -> None:
     display_name = resource.display_name or ""  # required: validation refused a group without one
     key = display_name_key(display_name)
     taken = db.scalar(
-        select(DirectoryGroup.id).where(DirectoryGroup.organization_id == group.organization_id, DirectoryGroup.display_name_key == key)
+        select(DirectoryGroup.id).where(
+            DirectoryGroup.organization_id == group.organization_id, DirectoryGroup.display_name_key == key
+        )
     )
     if taken is not None and taken != group.id:
         raise UniquenessException(detail="A group with this displayName already exists")
@@ -157,15 +180,25 @@ def _apply(db: Session, group: DirectoryGroup, resource: Group) -> None:
     group.updated_at = utcnow()
     db.flush()
     wanted = {member.value for member in resource.members or [] if member.value}
-    known = set(
-        db.scalars(select(ScimUser.user_id).where(ScimUser.organization_id == group.organization_id, ScimUser.user_id.in_(wanted)))
-    ) if wanted else set()
+    known = (
+        set(
+            db.scalars(
+                select(ScimUser.user_id).where(
+                    ScimUser.organization_id == group.organization_id, ScimUser.user_id.in_(wanted)
+                )
+            )
+        )
+        if wanted
+        else set()
+    )
     if wanted - known:
         raise InvalidValueException(detail="Every member must be a user of this organization")
     current = set(db.scalars(select(GroupMembership.user_id).where(GroupMembership.group_id == group.id)))
     added, removed = wanted - current, current - wanted
     if removed:
-        db.execute(delete(GroupMembership).where(GroupMembership.group_id == group.id, GroupMembership.user_id.in_(removed)))
+        db.execute(
+            delete(GroupMembership).where(GroupMembership.group_id == group.id, GroupMembership.user_id.in_(removed))
+        )
     if added:
         db.execute(insert(GroupMembership), [{"group_id": group.id, "user_id": user_id} for user_id in added])
     if group.role is not None and (added or removed):
@@ -175,7 +208,13 @@ def _apply(db: Session, group: DirectoryGroup, resource: Group) -> None:
 def _recompute(db: Session, user_ids: list[str], *, actor_id: str | None = None) -> None:
     # Promotions first: a change that promotes one person and demotes another keeps an admin.
     people = list(db.scalars(select(Person).where(Person.id.in_(user_ids)).with_for_update()))
-    people.sort(key=lambda person: -roles.RANK.get(max([person.hand_role or "member", *roles.group_roles(db, person.id)], key=roles.RANK.__getitem__), 0))
+    people.sort(
+        key=lambda person: (
+            -roles.RANK.get(
+                max([person.hand_role or "member", *roles.group_roles(db, person.id)], key=roles.RANK.__getitem__), 0
+            )
+        )
+    )
     for person in people:
         roles.recompute(db, user=person, actor_id=actor_id, source="group")
 
@@ -189,8 +228,13 @@ def _present(db: Session, group: DirectoryGroup, base_url: str, with_members: bo
             .where(GroupMembership.group_id == group.id)
             .order_by(Person.id)
         )
-        members = [{"value": user_id, "display": name, "type": "User", "$ref": f"{base_url}/Users/{user_id}"} for user_id, name in rows]
-    resource = Group.model_validate({"displayName": group.display_name, "externalId": group.external_id, "members": members or None})
+        members = [
+            {"value": user_id, "display": name, "type": "User", "$ref": f"{base_url}/Users/{user_id}"}
+            for user_id, name in rows
+        ]
+    resource = Group.model_validate(
+        {"displayName": group.display_name, "externalId": group.external_id, "members": members or None}
+    )
     resource.id = group.id
     resource.meta = Meta(
         resource_type="Group",

@@ -59,7 +59,9 @@ class DirectoryGroup(Base):
 
     __tablename__ = "directory_groups"
     __table_args__ = (
-        UniqueConstraint("organization_id", "display_name_key", name="uq_directory_groups_organization_id_display_name_key"),
+        UniqueConstraint(
+            "organization_id", "display_name_key", name="uq_directory_groups_organization_id_display_name_key"
+        ),
     )
 
     id: Mapped[str] = mapped_column(String(36), primary_key=True, default=new_id)

@@ -131,7 +131,9 @@ class GroupMember(ComplexAttribute):
     value: Annotated[str | None, Mutability.immutable, CaseExact.true] = None
     """The SCIM id of a User of the organization."""
 
-    ref: Annotated[Reference[User] | None, Mutability.immutable] = Field(None, serialization_alias="$ref", validation_alias="$ref")
+    ref: Annotated[Reference[User] | None, Mutability.immutable] = Field(
+        None, serialization_alias="$ref", validation_alias="$ref"
+    )
     """The URI of the member's User resource."""
 
     type: Annotated[str | None, Mutability.immutable] = Field(None, examples=["User"])
@@ -184,7 +186,13 @@ RESOURCE_TYPES = [
         }
     ),
     ResourceType.model_validate(
-        {"id": "Group", "name": "Group", "description": "A directory group; an admin may map it to a role", "endpoint": "/Groups", "schema": GROUP_SCHEMA}
+        {
+            "id": "Group",
+            "name": "Group",
+            "description": "A directory group; an admin may map it to a role",
+            "endpoint": "/Groups",
+            "schema": GROUP_SCHEMA,
+        }
     ),
 ]
 
@@ -206,6 +214,7 @@ CONFIG = ServiceProviderConfig(
         )
     ],
 )
+
 
 def check_schemas(payload: dict, known: set[str]) -> None:
     """400 invalidValue for a `schemas` entry Kindling does not serve (an unknown extension)."""
@@ -234,7 +243,9 @@ def validate(model: Any, payload: object, context: Context) -> Any:
         return model.model_validate(payload, scim_ctx=context, scim_policy=POLICY)
     except ValidationError as exc:
         error = Error.from_validation_errors(exc)[0]
-        raise SCIMException.from_error(Error(status=400, scim_type=error.scim_type or "invalidValue", detail=(error.detail or "")[:300])) from None
+        raise SCIMException.from_error(
+            Error(status=400, scim_type=error.scim_type or "invalidValue", detail=(error.detail or "")[:300])
+        ) from None
 
 
 def response_parameters(model: Any, attributes: str | None, excluded_attributes: str | None) -> Any:
@@ -245,7 +256,9 @@ def response_parameters(model: Any, attributes: str | None, excluded_attributes:
         parameters: Any = ResponseParameters
         return parameters[model].model_validate({"attributes": attributes, "excludedAttributes": excluded_attributes})
     except ValidationError:
-        raise InvalidValueException(detail="attributes and excludedAttributes name attributes of the resource, and not both") from None
+        raise InvalidValueException(
+            detail="attributes and excludedAttributes name attributes of the resource, and not both"
+        ) from None
 
 
 def dump(resource, parameters=None, *, context: Context = Context.RESOURCE_QUERY_RESPONSE) -> dict:
@@ -256,6 +269,9 @@ def dump_list(model: Any, page, parameters=None) -> dict:
     """A ListResponse of a page: integer counters, 1-based startIndex (RFC 7644 §3.4.2.4)."""
     messages: Any = ListResponse
     message = messages[model](
-        total_results=page.total, start_index=page.start_index, items_per_page=len(page.resources), resources=page.resources
+        total_results=page.total,
+        start_index=page.start_index,
+        items_per_page=len(page.resources),
+        resources=page.resources,
     )
     return message.model_dump(scim_ctx=Context.SEARCH_RESPONSE, response_parameters=parameters)

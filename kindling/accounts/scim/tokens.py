@@ -29,12 +29,18 @@ def create_token(db: Session, *, organization_id: str, created_by: str, descript
         select(func.count()).where(ScimToken.organization_id == organization_id, ScimToken.revoked_at.is_(None))
     ).scalar_one()
     if live >= MAX_LIVE_TOKENS:
-        raise Conflict(f"An organization has at most {MAX_LIVE_TOKENS} live SCIM tokens; revoke one first", code="too_many_tokens")
+        raise Conflict(
+            f"An organization has at most {MAX_LIVE_TOKENS} live SCIM tokens; revoke one first", code="too_many_tokens"
+        )
     secret = PREFIX + secrets.token_urlsafe(32)
-    token = ScimToken(organization_id=organization_id, description=description, token_hash=hash_token(secret), created_by=created_by)
+    token = ScimToken(
+        organization_id=organization_id, description=description, token_hash=hash_token(secret), created_by=created_by
+    )
     db.add(token)
     db.flush()
-    authority.record_token(db, organization_id=organization_id, token_id=token.id, type=evidence.SCIM_TOKEN_CREATED, actor_id=created_by)
+    authority.record_token(
+        db, organization_id=organization_id, token_id=token.id, type=evidence.SCIM_TOKEN_CREATED, actor_id=created_by
+    )
     return token, secret
 
 
@@ -56,14 +62,18 @@ def revoke_token(db: Session, *, organization_id: str, token_id: str, revoked_by
         raise NotFound("No such SCIM token")
     token.revoked_at = utcnow()
     db.flush()
-    authority.record_token(db, organization_id=organization_id, token_id=token.id, type=evidence.SCIM_TOKEN_REVOKED, actor_id=revoked_by)
+    authority.record_token(
+        db, organization_id=organization_id, token_id=token.id, type=evidence.SCIM_TOKEN_REVOKED, actor_id=revoked_by
+    )
 
 
 def organization_of(db: Session, secret: str | None) -> str | None:
     """The organization a live token acts for, noting its use; None for anything else."""
     if not secret or not secret.startswith(PREFIX) or len(secret) > 128:
         return None
-    token = db.scalar(select(ScimToken).where(ScimToken.token_hash == hash_token(secret), ScimToken.revoked_at.is_(None)))
+    token = db.scalar(
+        select(ScimToken).where(ScimToken.token_hash == hash_token(secret), ScimToken.revoked_at.is_(None))
+    )
     if token is None:
         return None
     now = utcnow()

@@ -83,15 +83,25 @@ class Page:
     resources: list[Any]
 
 
-def list_users(db: Session, *, organization_id: str, filter: str | None, start_index: int, count: int, base_url: str) -> Page:
+def list_users(
+    db: Session, *, organization_id: str, filter: str | None, start_index: int, count: int, base_url: str
+) -> Page:
     """One page of the organization's SCIM users, in a stable order (creation, then id)."""
-    statement = select(ScimUser, Person).join(Person, Person.id == ScimUser.user_id).where(ScimUser.organization_id == organization_id)
+    statement = (
+        select(ScimUser, Person)
+        .join(Person, Person.id == ScimUser.user_id)
+        .where(ScimUser.organization_id == organization_id)
+    )
     if filter is not None:
         statement = statement.where(filters.where(filter, User, ATTRIBUTES, VALUE_ATTRIBUTES))
     total = db.execute(select(func.count()).select_from(statement.order_by(None).subquery())).scalar_one()
     rows: list = []
     if count > 0:
-        rows = list(db.execute(statement.order_by(ScimUser.created_at, ScimUser.user_id).offset(start_index - 1).limit(count)).all())
+        rows = list(
+            db.execute(
+                statement.order_by(ScimUser.created_at, ScimUser.user_id).offset(start_index - 1).limit(count)
+            ).all()
+        )
     return Page(total=total, start_index=start_index, resources=_present(db, rows, base_url))
 
 
@@ -124,7 +134,12 @@ def create_user(db: Session, *, organization_id: str, payload: dict, base_url: s
         _flush_unique(db)
     user_name = _user_name(resource)
     scim_user = ScimUser(
-        user_id=person.id, organization_id=organization_id, user_name=user_name[:255], user_name_key=user_name_key(user_name)[:255], resource={}, version=0
+        user_id=person.id,
+        organization_id=organization_id,
+        user_name=user_name[:255],
+        user_name_key=user_name_key(user_name)[:255],
+        resource={},
+        version=0,
     )
     db.add(scim_user)
     _flush_unique(db)
@@ -151,7 +166,9 @@ def patch_user(db: Session, *, organization_id: str, user_id: str, payload: dict
     resource = _present(db, [(scim_user, person)], base_url)[0]
     patch.patch(resource, scim_policy=resources.POLICY)
     # Revalidated as a replacement: a patch may leave nothing a PUT could not.
-    resource = _parse(resource.model_dump(scim_ctx=Context.RESOURCE_REPLACEMENT_REQUEST), Context.RESOURCE_REPLACEMENT_REQUEST)
+    resource = _parse(
+        resource.model_dump(scim_ctx=Context.RESOURCE_REPLACEMENT_REQUEST), Context.RESOURCE_REPLACEMENT_REQUEST
+    )
     _apply(db, scim_user, person, resource)
     return _present(db, [(scim_user, person)], base_url)[0]
 
@@ -184,14 +201,20 @@ def _parse(payload: dict, context: Context) -> User:
 def _parse_patch(payload: dict) -> PatchOp[User]:
     for operation in payload.get("Operations") or []:
         # Entra sends the manager as a bare id: `{"path": "…:manager", "value": "<id>"}`.
-        if isinstance(operation, dict) and str(operation.get("path", "")).lower().endswith(":manager") and isinstance(operation.get("value"), str):
+        if (
+            isinstance(operation, dict)
+            and str(operation.get("path", "")).lower().endswith(":manager")
+            and isinstance(operation.get("value"), str)
+        ):
             operation["value"] = {"value": operation["value"]}
     return resources.validate(PatchOp[User], payload, Context.RESOURCE_PATCH_REQUEST)
 
 
 def _refuse_taken_user_name(db: Session, organization_id: str, user_name: str, user_id: str | None) -> None:
     taken = db.scalar(
-        select(ScimUser.user_id).where(ScimUser.organization_id == organization_id, ScimUser.user_name_key == user_name_key(user_name))
+        select(ScimUser.user_id).where(
+            ScimUser.organization_id == organization_id, ScimUser.user_name_key == user_name_key(user_name)
+        )
     )
     if taken is not None and taken != user_id:
         raise UniquenessException(detail="A user with this userName already exists")
@@ -223,7 +246,12 @@ def _work_email(resource: User) -> str | None:
 def _display(resource: User) -> str:
     name = resource.name
     parts = [name.given_name, name.family_name] if name else []
-    text = resource.display_name or (name.formatted if name else None) or " ".join(p for p in parts if p) or _user_name(resource)
+    text = (
+        resource.display_name
+        or (name.formatted if name else None)
+        or " ".join(p for p in parts if p)
+        or _user_name(resource)
+    )
     return text.strip()[:200] or _user_name(resource)[:200]
 
 
@@ -259,7 +287,9 @@ def _apply(db: Session, scim_user: ScimUser, person: Person, resource: User) -> 
     scim_user.updated_at = utcnow()
     _flush_unique(db)
     manager = enterprise.manager.value or _last_segment(enterprise.manager.ref) if enterprise.manager else None
-    reporting_lines.set_manager(db, user=person, manager_id=manager, actor_id=None, source="scim", field=f"{ENTERPRISE_SCHEMA}:manager.value")
+    reporting_lines.set_manager(
+        db, user=person, manager_id=manager, actor_id=None, source="scim", field=f"{ENTERPRISE_SCHEMA}:manager.value"
+    )
     if resource.active is False:
         lifecycle.deactivate(db, user=person, actor_id=None, source="scim")
     elif resource.active is True:
@@ -293,7 +323,9 @@ def _present(db: Session, rows: list[tuple[ScimUser, Person]], base_url: str) ->
     ):
         groups[user_id].append({"value": group_id, "display": name, "$ref": f"{base_url}/Groups/{group_id}"})
     manager_ids = {person.manager_id for _, person in rows if person.manager_id}
-    manager_names = dict(db.execute(select(Person.id, Person.name).where(Person.id.in_(manager_ids))).all()) if manager_ids else {}
+    manager_names = (
+        dict(db.execute(select(Person.id, Person.name).where(Person.id.in_(manager_ids))).all()) if manager_ids else {}
+    )
     presented = []
     for scim_user, person in rows:
         payload = dict(scim_user.resource)
@@ -306,7 +338,10 @@ def _present(db: Session, rows: list[tuple[ScimUser, Person]], base_url: str) ->
                 "displayName": manager_names.get(person.manager_id),
             }
             payload[ENTERPRISE_SCHEMA] = enterprise
-            payload["schemas"] = sorted(set(payload.get("schemas") or [resources.USER_SCHEMA]) | {ENTERPRISE_SCHEMA}, key=lambda s: s != resources.USER_SCHEMA)
+            payload["schemas"] = sorted(
+                set(payload.get("schemas") or [resources.USER_SCHEMA]) | {ENTERPRISE_SCHEMA},
+                key=lambda s: s != resources.USER_SCHEMA,
+            )
         elif ENTERPRISE_SCHEMA in payload:
             payload[ENTERPRISE_SCHEMA] = {k: v for k, v in payload[ENTERPRISE_SCHEMA].items() if k != "manager"}
         if groups[person.id]:
@@ -327,4 +362,3 @@ def _present(db: Session, rows: list[tuple[ScimUser, Person]], base_url: str) ->
 def response_parameters(attributes: str | None, excluded_attributes: str | None) -> ResponseParameters[User] | None:
     """`attributes` / `excludedAttributes` of a request, checked against the User schema."""
     return resources.response_parameters(User, attributes, excluded_attributes)
-

@@ -26,8 +26,8 @@ from alembic import op
 
 import kindling.platform.base
 
-revision = '0013'
-down_revision = '0016'
+revision = "0013"
+down_revision = "0016"
 branch_labels = None
 depends_on = None
 
@@ -37,29 +37,27 @@ POSITIVE = ("confirm", "approve")
 DISPUTES = ("dispute", "decline")
 AWAITING = {2: "recipient", 3: "manager", 4: "admin", 5: "external"}
 ACTS = sa.table(
-    'kindness_acts',
-    sa.column('id', sa.String()),
-    sa.column('organization_id', sa.String()),
-    sa.column('user_id', sa.String()),
-    sa.column('recipient_id', sa.String()),
-    sa.column('category', sa.String()),
-    sa.column('ripple_count', sa.SmallInteger()),
-    sa.column('created_at', kindling.platform.base.UTCDateTime(timezone=True)),
+    "kindness_acts",
+    sa.column("id", sa.String()),
+    sa.column("organization_id", sa.String()),
+    sa.column("user_id", sa.String()),
+    sa.column("recipient_id", sa.String()),
+    sa.column("category", sa.String()),
+    sa.column("ripple_count", sa.SmallInteger()),
+    sa.column("created_at", kindling.platform.base.UTCDateTime(timezone=True)),
 )
 
 
 def upgrade() -> None:
-    with op.batch_alter_table('organizations', schema=None) as batch_op:
-        batch_op.add_column(sa.Column('join_code_enabled', sa.Boolean(), server_default='1', nullable=False))
-    with op.batch_alter_table('attestations', schema=None) as batch_op:
-        batch_op.add_column(sa.Column('attester_domain', sa.String(length=253), nullable=True))
-        batch_op.add_column(sa.Column('delivered_at', kindling.platform.base.UTCDateTime(timezone=True), nullable=True))
-        batch_op.add_column(sa.Column('cancelled_at', kindling.platform.base.UTCDateTime(timezone=True), nullable=True))
+    with op.batch_alter_table("organizations", schema=None) as batch_op:
+        batch_op.add_column(sa.Column("join_code_enabled", sa.Boolean(), server_default="1", nullable=False))
+    with op.batch_alter_table("attestations", schema=None) as batch_op:
+        batch_op.add_column(sa.Column("attester_domain", sa.String(length=253), nullable=True))
+        batch_op.add_column(sa.Column("delivered_at", kindling.platform.base.UTCDateTime(timezone=True), nullable=True))
+        batch_op.add_column(sa.Column("cancelled_at", kindling.platform.base.UTCDateTime(timezone=True), nullable=True))
     connection = op.get_bind()
     now = dt.datetime.now(dt.UTC)
-    connection.execute(
-        sa.text("UPDATE attestations SET cancelled_at = :now WHERE answered_at IS NULL"), {"now": now}
-    )
+    connection.execute(sa.text("UPDATE attestations SET cancelled_at = :now WHERE answered_at IS NULL"), {"now": now})
     _canonical_recipients(connection)
     _standing_disputes(connection)
 
@@ -74,8 +72,18 @@ def _canonical(value: str) -> str:
 def _canonical_recipients(connection) -> None:
     length = sa.func.length(ACTS.c.recipient_id)
     candidates = connection.execute(
-        sa.select(ACTS.c.id, ACTS.c.organization_id, ACTS.c.recipient_id, ACTS.c.created_at, ACTS.c.category, ACTS.c.ripple_count)
-        .where(sa.or_(ACTS.c.recipient_id != sa.func.lower(ACTS.c.recipient_id), sa.and_(length != 36, length.between(32, 45))))
+        sa.select(
+            ACTS.c.id,
+            ACTS.c.organization_id,
+            ACTS.c.recipient_id,
+            ACTS.c.created_at,
+            ACTS.c.category,
+            ACTS.c.ripple_count,
+        ).where(
+            sa.or_(
+                ACTS.c.recipient_id != sa.func.lower(ACTS.c.recipient_id), sa.and_(length != 36, length.between(32, 45))
+            )
+        )
     ).all()
     for act_id, organization_id, recipient_id, created_at, category, ripple_count in candidates:
         canonical = _canonical(recipient_id)
@@ -96,34 +104,48 @@ def _canonical_recipients(connection) -> None:
         connection.execute(
             sa.update(ACTS).where(ACTS.c.id == act_id).values(recipient_id=canonical, ripple_count=passed_on)
         )
-        connection.execute(sa.text("""
+        connection.execute(
+            sa.text("""
             UPDATE kindness_tallies SET ripple_sum = ripple_sum + :delta
             WHERE organization_id = :organization AND category = :category
-        """), {"delta": passed_on - ripple_count, "organization": organization_id, "category": category})
+        """),
+            {"delta": passed_on - ripple_count, "organization": organization_id, "category": category},
+        )
         _count_recipient(connection, organization_id, recipient_id, -1)
         _count_recipient(connection, organization_id, canonical, 1)
 
 
 def _count_recipient(connection, organization_id: str, recipient_id: str, delta: int) -> None:
-    changed = connection.execute(sa.text("""
+    changed = connection.execute(
+        sa.text("""
         UPDATE kindness_recipient_tallies SET acts = acts + :delta
         WHERE organization_id = :organization AND recipient_id = :recipient
-    """), {"delta": delta, "organization": organization_id, "recipient": recipient_id})
+    """),
+        {"delta": delta, "organization": organization_id, "recipient": recipient_id},
+    )
     if changed.rowcount == 0:
-        connection.execute(sa.text("""
+        connection.execute(
+            sa.text("""
             INSERT INTO kindness_recipient_tallies (organization_id, recipient_id, acts) VALUES (:organization, :recipient, :delta)
-        """), {"delta": delta, "organization": organization_id, "recipient": recipient_id})
-    connection.execute(sa.text("""
+        """),
+            {"delta": delta, "organization": organization_id, "recipient": recipient_id},
+        )
+    connection.execute(
+        sa.text("""
         DELETE FROM kindness_recipient_tallies WHERE organization_id = :organization AND recipient_id = :recipient AND acts <= 0
-    """), {"organization": organization_id, "recipient": recipient_id})
+    """),
+        {"organization": organization_id, "recipient": recipient_id},
+    )
 
 
 def _standing_disputes(connection) -> None:
-    rows = connection.execute(sa.text("""
+    rows = connection.execute(
+        sa.text("""
         SELECT a.id, a.organization_id, a.category, a.verification_level, a.verified_level, d.level, d.decision
         FROM kindness_acts a JOIN verification_decisions d ON d.act_id = a.id
         WHERE a.id IN (SELECT act_id FROM verification_decisions WHERE level = 2 AND decision IN ('dispute', 'decline'))
-    """)).all()
+    """)
+    ).all()
     acts = {}
     decisions: collections.defaultdict[str, dict[int, str]] = collections.defaultdict(dict)
     for act_id, organization_id, category, requested, verified, level, decision in rows:
@@ -141,21 +163,27 @@ def _standing_disputes(connection) -> None:
             status, awaiting = ("disputed" if requested == 2 else "rejected"), None
         else:
             status, awaiting = "pending", AWAITING[requested]
-        connection.execute(sa.text("""
+        connection.execute(
+            sa.text("""
             UPDATE kindness_acts SET verified_level = :level, verification_status = :status, verification_awaiting = :awaiting
             WHERE id = :id
-        """), {"level": level, "status": status, "awaiting": awaiting, "id": act_id})
-        connection.execute(sa.text("""
+        """),
+            {"level": level, "status": status, "awaiting": awaiting, "id": act_id},
+        )
+        connection.execute(
+            sa.text("""
             UPDATE kindness_tallies SET verification_sum = verification_sum + :delta
             WHERE organization_id = :organization AND category = :category
-        """), {"delta": level - verified, "organization": organization_id, "category": category})
+        """),
+            {"delta": level - verified, "organization": organization_id, "category": category},
+        )
 
 
 def downgrade() -> None:
     # Canonical ids and dispute-bound levels stay: they are what the rows should always have said.
-    with op.batch_alter_table('attestations', schema=None) as batch_op:
-        batch_op.drop_column('cancelled_at')
-        batch_op.drop_column('delivered_at')
-        batch_op.drop_column('attester_domain')
-    with op.batch_alter_table('organizations', schema=None) as batch_op:
-        batch_op.drop_column('join_code_enabled')
+    with op.batch_alter_table("attestations", schema=None) as batch_op:
+        batch_op.drop_column("cancelled_at")
+        batch_op.drop_column("delivered_at")
+        batch_op.drop_column("attester_domain")
+    with op.batch_alter_table("organizations", schema=None) as batch_op:
+        batch_op.drop_column("join_code_enabled")

@@ -13,13 +13,21 @@ from kindling.web.runtime import db
 def create_token(body: dict, token_info: dict):
     caller = access.principal(token_info)
     value, token = api_tokens.create_token(
-        db(), user_id=caller.user_id, by_token=caller.token_id is not None, name=body["name"], expires_in_days=body["expiresInDays"]
+        db(),
+        user_id=caller.user_id,
+        by_token=caller.token_id is not None,
+        name=body["name"],
+        expires_in_days=body["expiresInDays"],
     )
     return {"data": {**token_body(token), "token": value}}, 201
 
 
 def list_tokens(token_info: dict):
-    return {"data": [token_body(token) for token in api_tokens.list_tokens(db(), user_id=access.principal(token_info).user_id)]}, 200
+    return {
+        "data": [
+            token_body(token) for token in api_tokens.list_tokens(db(), user_id=access.principal(token_info).user_id)
+        ]
+    }, 200
 
 
 def revoke_token(id_: str, token_info: dict):

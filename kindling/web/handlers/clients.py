@@ -74,17 +74,13 @@ def send_invitation(body: dict, token_info: dict):
 
 def accept_invitation(body: dict, token_info: dict):
     caller = access.principal(token_info)
-    relationship = clients.accept_invitation(
-        db(), organization_id=caller.member_of, invitation_id=body["invitationId"]
-    )
+    relationship = clients.accept_invitation(db(), organization_id=caller.member_of, invitation_id=body["invitationId"])
     return {"success": True, "data": relationship_body(relationship)}, 200
 
 
 def decline_invitation(body: dict, token_info: dict):
     caller = access.principal(token_info)
-    invitation = clients.decline_invitation(
-        db(), organization_id=caller.member_of, invitation_id=body["invitationId"]
-    )
+    invitation = clients.decline_invitation(db(), organization_id=caller.member_of, invitation_id=body["invitationId"])
     return {"success": True, "data": invitation_body(invitation)}, 200
 
 

@@ -57,7 +57,9 @@ def export_bundle(token_info: dict, body: dict):
 
 def list_checkpoints(token_info: dict, cursor: str | None = None, limit: int = 100):
     caller = access.principal(token_info)
-    found, next_cursor = checkpoints.list_checkpoints(db(), organization_id=caller.member_of, limit=limit, cursor=cursor)
+    found, next_cursor = checkpoints.list_checkpoints(
+        db(), organization_id=caller.member_of, limit=limit, cursor=cursor
+    )
     return {"data": found, "nextCursor": next_cursor}, 200
 
 

@@ -33,7 +33,9 @@ def create_program(token_info: dict, body: dict):
     return {"data": program_body(program)}, 201
 
 
-def list_programs(token_info: dict, limit: int = 50, cursor: str | None = None, kind: str | None = None, active: bool | None = None):
+def list_programs(
+    token_info: dict, limit: int = 50, cursor: str | None = None, kind: str | None = None, active: bool | None = None
+):
     rows, next_cursor = programs.list_programs(
         db(), caller=access.principal(token_info), limit=limit, cursor=cursor, kind=kind, active=active
     )
@@ -65,7 +67,13 @@ def create_grant(token_info: dict, body: dict):
     return {"data": request_body(request, giving.claimed_check_ins(session, request_ids=[request.id])[request.id])}, 201
 
 
-def list_requests(token_info: dict, limit: int = 50, cursor: str | None = None, status: str | None = None, programId: str | None = None):
+def list_requests(
+    token_info: dict,
+    limit: int = 50,
+    cursor: str | None = None,
+    status: str | None = None,
+    programId: str | None = None,
+):
     session = db()
     rows, next_cursor = giving.list_requests(
         session, caller=access.principal(token_info), limit=limit, cursor=cursor, status=status, program_id=programId
@@ -103,7 +111,9 @@ def get_summary(token_info: dict, period: str | None = None):
     currency, programs_summary = summary.summarize(
         db(), caller=access.principal(token_info), year=None if period is None else int(period)
     )
-    return {"data": {"period": period, "currency": currency, "programs": [_summary_body(s) for s in programs_summary]}}, 200
+    return {
+        "data": {"period": period, "currency": currency, "programs": [_summary_body(s) for s in programs_summary]}
+    }, 200
 
 
 def _summary_body(item: summary.ProgramSummary) -> dict:
@@ -154,7 +164,11 @@ def program_body(program: GivingProgram) -> dict:
         "updatedAt": program.updated_at,
     }
     if program.kind == programs.DONATION_MATCH:
-        body.update(ratioPercent=program.ratio_percent, minimumGift=program.minimum_gift, maximumMatchPerGift=program.maximum_match_per_gift)
+        body.update(
+            ratioPercent=program.ratio_percent,
+            minimumGift=program.minimum_gift,
+            maximumMatchPerGift=program.maximum_match_per_gift,
+        )
     else:
         body.update(ratePerHour=program.rate_per_hour, minimumHours=program.minimum_hours)
     return body
@@ -183,13 +197,17 @@ def request_body(request: GivingRequest, check_in_ids: list[str]) -> dict:
         "capped": request.capped,
         "clawback": request.clawback,
         "recipient": {"name": request.recipient_name, "registrationNumber": request.recipient_registration_number},
-        "decision": None if request.decided_at is None else {
+        "decision": None
+        if request.decided_at is None
+        else {
             "decidedBy": request.decided_by,
             "decidedAt": request.decided_at,
             "reason": request.decision_reason,
             "note": request.decision_note,
         },
-        "payout": None if request.paid_at is None else {
+        "payout": None
+        if request.paid_at is None
+        else {
             "reference": request.payout_reference,
             "paidBy": request.paid_by,
             "paidAt": request.paid_at,

@@ -26,5 +26,7 @@ def list_groups(token_info: dict, limit: int, cursor: str | None = None):
 
 def update_group(token_info: dict, group_id: str, body: dict):
     caller = access.principal(token_info)
-    group, count = groups.set_role(db(), organization_id=caller.member_of, group_id=group_id, role=body["role"], actor_id=caller.user_id)
+    group, count = groups.set_role(
+        db(), organization_id=caller.member_of, group_id=group_id, role=body["role"], actor_id=caller.user_id
+    )
     return {"data": _group_body(group, count)}, 200

@@ -33,7 +33,9 @@ def list_members(token_info: dict, limit: int, cursor: str | None = None):
 def update_member(token_info: dict, user_id: str, body: dict):
     caller = access.principal(token_info)
     session = db()
-    user = members.update_member(session, organization_id=caller.member_of, user_id=user_id, actor_id=caller.user_id, changes=body)
+    user = members.update_member(
+        session, organization_id=caller.member_of, user_id=user_id, actor_id=caller.user_id, changes=body
+    )
     return {"data": member_body(user, members.groups_of(session, [user.id])[user.id])}, 200
 
 

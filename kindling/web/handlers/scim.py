@@ -33,7 +33,9 @@ def _answer(body: dict, status: int = 200, **headers):
 
 
 def get_service_provider_config(token_info: dict):
-    config = resources.CONFIG.model_copy(update={"meta": Meta(resource_type="ServiceProviderConfig", location=f"{_base_url()}/ServiceProviderConfig")})
+    config = resources.CONFIG.model_copy(
+        update={"meta": Meta(resource_type="ServiceProviderConfig", location=f"{_base_url()}/ServiceProviderConfig")}
+    )
     return _answer(config.model_dump(scim_ctx=Context.RESOURCE_QUERY_RESPONSE))
 
 
@@ -47,7 +49,11 @@ def _with_meta(item, kind: str, path: str):
 
 
 def list_resource_types(token_info: dict):
-    return _answer(_discovery_list(ResourceType, [_with_meta(item, "ResourceType", "ResourceTypes") for item in resources.RESOURCE_TYPES]))
+    return _answer(
+        _discovery_list(
+            ResourceType, [_with_meta(item, "ResourceType", "ResourceTypes") for item in resources.RESOURCE_TYPES]
+        )
+    )
 
 
 def get_resource_type(token_info: dict, resource_type_id: str):
@@ -70,34 +76,58 @@ def _discovery_item(items: list, item_id: str, kind: str, path: str) -> dict:
 
 
 def search_everything(token_info: dict, body: dict):
-    raise NotImplementedException(detail="Searching several resource types at once is not supported: search /Users or /Groups")
+    raise NotImplementedException(
+        detail="Searching several resource types at once is not supported: search /Users or /Groups"
+    )
 
 
-def list_scim_users(token_info: dict, start_index: int = 1, count: int | None = None, filter_: str | None = None, attributes: str | None = None, excluded_attributes: str | None = None):
+def list_scim_users(
+    token_info: dict,
+    start_index: int = 1,
+    count: int | None = None,
+    filter_: str | None = None,
+    attributes: str | None = None,
+    excluded_attributes: str | None = None,
+):
     parameters = users.response_parameters(attributes, excluded_attributes)
     start, size = _window(start_index, count)
-    page = users.list_users(db(), organization_id=_organization(token_info), filter=filter_, start_index=start, count=size, base_url=_base_url())
+    page = users.list_users(
+        db(),
+        organization_id=_organization(token_info),
+        filter=filter_,
+        start_index=start,
+        count=size,
+        base_url=_base_url(),
+    )
     return _answer(resources.dump_list(User, page, parameters))
 
 
 def create_scim_user(token_info: dict, body: dict):
     user = users.create_user(db(), organization_id=_organization(token_info), payload=body, base_url=_base_url())
-    return _answer(resources.dump(user, context=Context.RESOURCE_CREATION_RESPONSE), 201, Location=f"{_base_url()}/Users/{user.id}")
+    return _answer(
+        resources.dump(user, context=Context.RESOURCE_CREATION_RESPONSE), 201, Location=f"{_base_url()}/Users/{user.id}"
+    )
 
 
-def get_scim_user(token_info: dict, user_id: str, attributes: str | None = None, excluded_attributes: str | None = None):
+def get_scim_user(
+    token_info: dict, user_id: str, attributes: str | None = None, excluded_attributes: str | None = None
+):
     parameters = users.response_parameters(attributes, excluded_attributes)
     user = users.get_user(db(), organization_id=_organization(token_info), user_id=user_id, base_url=_base_url())
     return _answer(resources.dump(user, parameters))
 
 
 def replace_scim_user(token_info: dict, user_id: str, body: dict):
-    user = users.replace_user(db(), organization_id=_organization(token_info), user_id=user_id, payload=body, base_url=_base_url())
+    user = users.replace_user(
+        db(), organization_id=_organization(token_info), user_id=user_id, payload=body, base_url=_base_url()
+    )
     return _answer(resources.dump(user, context=Context.RESOURCE_REPLACEMENT_RESPONSE))
 
 
 def patch_scim_user(token_info: dict, user_id: str, body: dict):
-    user = users.patch_user(db(), organization_id=_organization(token_info), user_id=user_id, payload=body, base_url=_base_url())
+    user = users.patch_user(
+        db(), organization_id=_organization(token_info), user_id=user_id, payload=body, base_url=_base_url()
+    )
     return _answer(resources.dump(user, context=Context.RESOURCE_PATCH_RESPONSE))
 
 
@@ -106,7 +136,14 @@ def delete_scim_user(token_info: dict, user_id: str):
     return NoContent, 204
 
 
-def list_scim_groups(token_info: dict, start_index: int = 1, count: int | None = None, filter_: str | None = None, attributes: str | None = None, excluded_attributes: str | None = None):
+def list_scim_groups(
+    token_info: dict,
+    start_index: int = 1,
+    count: int | None = None,
+    filter_: str | None = None,
+    attributes: str | None = None,
+    excluded_attributes: str | None = None,
+):
     parameters = resources.response_parameters(Group, attributes, excluded_attributes)
     start, size = _window(start_index, count)
     page = groups.list_groups(
@@ -124,31 +161,47 @@ def list_scim_groups(token_info: dict, start_index: int = 1, count: int | None =
 def _wants_members(attributes: str | None, excluded_attributes: str | None) -> bool:
     # Entra lists groups with excludedAttributes=members: a large group's members are not read then.
     def named(text: str | None) -> bool:
-        return text is not None and any(part.strip().lower().split(".")[0].rsplit(":", 1)[-1] == "members" for part in text.split(","))
+        return text is not None and any(
+            part.strip().lower().split(".")[0].rsplit(":", 1)[-1] == "members" for part in text.split(",")
+        )
 
     return not named(excluded_attributes) and (attributes is None or named(attributes))
 
 
 def create_scim_group(token_info: dict, body: dict):
     group = groups.create_group(db(), organization_id=_organization(token_info), payload=body, base_url=_base_url())
-    return _answer(resources.dump(group, context=Context.RESOURCE_CREATION_RESPONSE), 201, Location=f"{_base_url()}/Groups/{group.id}")
+    return _answer(
+        resources.dump(group, context=Context.RESOURCE_CREATION_RESPONSE),
+        201,
+        Location=f"{_base_url()}/Groups/{group.id}",
+    )
 
 
-def get_scim_group(token_info: dict, group_id: str, attributes: str | None = None, excluded_attributes: str | None = None):
+def get_scim_group(
+    token_info: dict, group_id: str, attributes: str | None = None, excluded_attributes: str | None = None
+):
     parameters = resources.response_parameters(Group, attributes, excluded_attributes)
     group = groups.get_group(
-        db(), organization_id=_organization(token_info), group_id=group_id, base_url=_base_url(), with_members=_wants_members(attributes, excluded_attributes)
+        db(),
+        organization_id=_organization(token_info),
+        group_id=group_id,
+        base_url=_base_url(),
+        with_members=_wants_members(attributes, excluded_attributes),
     )
     return _answer(resources.dump(group, parameters))
 
 
 def replace_scim_group(token_info: dict, group_id: str, body: dict):
-    group = groups.replace_group(db(), organization_id=_organization(token_info), group_id=group_id, payload=body, base_url=_base_url())
+    group = groups.replace_group(
+        db(), organization_id=_organization(token_info), group_id=group_id, payload=body, base_url=_base_url()
+    )
     return _answer(resources.dump(group, context=Context.RESOURCE_REPLACEMENT_RESPONSE))
 
 
 def patch_scim_group(token_info: dict, group_id: str, body: dict):
-    group = groups.patch_group(db(), organization_id=_organization(token_info), group_id=group_id, payload=body, base_url=_base_url())
+    group = groups.patch_group(
+        db(), organization_id=_organization(token_info), group_id=group_id, payload=body, base_url=_base_url()
+    )
     return _answer(resources.dump(group, context=Context.RESOURCE_PATCH_RESPONSE))
 
 

@@ -11,12 +11,19 @@ from kindling.web.runtime import db
 
 
 def _token_body(token: ScimToken) -> dict:
-    return {"id": token.id, "description": token.description, "createdAt": token.created_at, "lastUsedAt": token.last_used_at}
+    return {
+        "id": token.id,
+        "description": token.description,
+        "createdAt": token.created_at,
+        "lastUsedAt": token.last_used_at,
+    }
 
 
 def create_scim_token(token_info: dict, body: dict):
     caller = access.principal(token_info)
-    token, secret = tokens.create_token(db(), organization_id=caller.member_of, created_by=caller.user_id, description=body["description"])
+    token, secret = tokens.create_token(
+        db(), organization_id=caller.member_of, created_by=caller.user_id, description=body["description"]
+    )
     return {"data": {**_token_body(token), "token": secret}}, 201
 
 

@@ -48,7 +48,9 @@ def delete_sso(token_info: dict):
 
 
 def start_sso(email: str | None = None, organization: str | None = None, return_to: str = "/"):
-    url = sso_sign_in.start(db(), email=email, organization_slug=organization, return_to=return_to, redirect_uri=redirect_uri())
+    url = sso_sign_in.start(
+        db(), email=email, organization_slug=organization, return_to=return_to, redirect_uri=redirect_uri()
+    )
     return NoContent, 302, {"Location": url}
 
 

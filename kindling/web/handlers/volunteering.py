@@ -118,7 +118,11 @@ def check_in_body(record: CheckIn) -> dict:
         "checkedInAt": record.checked_in_at,
         "distanceMeters": round(record.distance_meters, 2),
         "verified": record.verified,
-        "evidence": {"location": record.location_verified, "code": record.code_verified, "approvedBy": record.approved_by},
+        "evidence": {
+            "location": record.location_verified,
+            "code": record.code_verified,
+            "approvedBy": record.approved_by,
+        },
         "hours": round(record.hours, 2),
         "checkedOutAt": record.checked_out_at,
     }

@@ -32,7 +32,11 @@ def create_endpoint(body: dict, token_info: dict):
 
 def get_endpoint(endpoint_id: str, token_info: dict):
     caller = access.principal(token_info)
-    return {"data": endpoint_body(webhook_endpoints.get_endpoint(db(), consultant_id=caller.user_id, endpoint_id=endpoint_id))}, 200
+    return {
+        "data": endpoint_body(
+            webhook_endpoints.get_endpoint(db(), consultant_id=caller.user_id, endpoint_id=endpoint_id)
+        )
+    }, 200
 
 
 def update_endpoint(endpoint_id: str, body: dict, token_info: dict):
@@ -59,12 +63,17 @@ def rotate_secret(endpoint_id: str, token_info: dict):
     return {"data": {**endpoint_body(endpoint), "secret": endpoint.secret}}, 200
 
 
-def list_deliveries(endpoint_id: str, token_info: dict, limit: int, status: str | None = None, cursor: str | None = None):
+def list_deliveries(
+    endpoint_id: str, token_info: dict, limit: int, status: str | None = None, cursor: str | None = None
+):
     caller = access.principal(token_info)
     rows, next_cursor = webhook_endpoints.list_deliveries(
         db(), consultant_id=caller.user_id, endpoint_id=endpoint_id, status=status, limit=limit, cursor=cursor
     )
-    return {"data": [delivery_body(delivery, event_type) for delivery, event_type in rows], "nextCursor": next_cursor}, 200
+    return {
+        "data": [delivery_body(delivery, event_type) for delivery, event_type in rows],
+        "nextCursor": next_cursor,
+    }, 200
 
 
 def endpoint_body(endpoint: WebhookEndpoint) -> dict:

@@ -10,9 +10,7 @@ from kindling.wellbeing.models import WellbeingResponse
 from kindling.wellbeing.service import Figures, Summary
 
 
-def list_responses(
-    token_info: dict, scope: str, period: str, limit: int, cursor: str | None = None
-):
+def list_responses(token_info: dict, scope: str, period: str, limit: int, cursor: str | None = None):
     caller = access.principal(token_info)
     if scope == "organization":
         window = periods.window(period)

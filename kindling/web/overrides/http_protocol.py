@@ -72,7 +72,11 @@ class BoundedHttpToolsProtocol(HttpToolsProtocol):
         body = envelope(error)
         status = f"HTTP/1.1 {error.status} {http.HTTPStatus(error.status).phrase}\r\n".encode()
         head = [status, *(name + b": " + value + b"\r\n" for name, value in self.server_state.default_headers)]
-        head += [b"content-type: application/json\r\n", b"content-length: %d\r\n" % len(body), b"connection: close\r\n\r\n"]
+        head += [
+            b"content-type: application/json\r\n",
+            b"content-length: %d\r\n" % len(body),
+            b"connection: close\r\n\r\n",
+        ]
         self.transport.write(b"".join(head) + body)
         # Closing with unread bytes would reset the connection, and the client could lose the
         # answer: end it, then drop what still arrives for a moment before closing.

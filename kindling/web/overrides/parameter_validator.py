@@ -26,7 +26,9 @@ class StructuredParameterValidator(ParameterValidator):
         errors = []
         if self.strict_validation:
             extra = self.validate_query_parameter_list(request, security_params=self.security_query_params)
-            errors += [field_error("query", quoted(name), "is not a parameter of this operation") for name in sorted(extra)]
+            errors += [
+                field_error("query", quoted(name), "is not a parameter of this operation") for name in sorted(extra)
+            ]
         sources = {
             "query": request.query_params,
             "path": request.path_params,
