@@ -105,7 +105,7 @@ def test_settings_are_saved_after_discovery_and_never_show_the_secret(client, ma
         "emailDomains": sorted([first, second]),
         "jitProvisioning": False,
         "enforced": True,
-        "redirectUri": "http://testserver/api/auth/sso/callback",
+        "redirectUri": "https://kindling.test/api/auth/sso/callback",  # PUBLIC_URL of the test settings
         "updatedAt": data["updatedAt"],
     }
     read = client.get("/api/organization/sso", headers=admin.headers)
@@ -228,7 +228,7 @@ def test_start_sends_state_nonce_and_an_s256_challenge(client, sso, db, openid_p
         and query["scope"] == "openid email profile"
         and query["client_id"] == CLIENT_ID
     )
-    assert query["redirect_uri"] == "http://testserver/api/auth/sso/callback"
+    assert query["redirect_uri"] == "https://kindling.test/api/auth/sso/callback"  # PUBLIC_URL of the test settings
     assert query["code_challenge_method"] == "S256" and len(query["state"]) >= 43 and len(query["nonce"]) >= 43
     pending = db.get(SsoState, hashlib.sha256(query["state"].encode()).hexdigest())
     assert pending.nonce == query["nonce"] and pending.return_to == "/kindness"
