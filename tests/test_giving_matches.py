@@ -120,6 +120,31 @@ def test_the_match_is_capped_by_the_gift_maximum_the_persons_cap_and_the_budget(
         ("approved", None, 2000, 3000, True),
         ("ineligible", "budget_exhausted", 0, 3000, False),
     ]
+    assert reserved_by_person(db, alice, bob) == {alice.user.id: 7000, bob.user.id: 2000}
+
+
+def test_a_gift_the_persons_cap_leaves_room_for_in_part_is_matched_in_part(client, make, db):
+    admin = make.admin()
+    alice = make.member(admin)
+    make.match_program(admin, ratio_percent=100, per_person_cap=3000)
+    gift(client, make, alice, 2000)
+    gift(client, make, alice, 2000)  # 1000 left of her cap
+    gift(client, make, alice, 2000)
+    shapes = [
+        (r["status"], r["amount"], r["capped"])
+        for r in sorted(requests_of(client, alice), key=lambda r: r["createdAt"])
+    ]
+    assert shapes == [("approved", 2000, False), ("approved", 1000, True), ("ineligible", 0, False)]
+    assert reserved_by_person(db, alice) == {alice.user.id: 3000}
+
+
+def reserved_by_person(db, *accounts) -> dict[str, int]:
+    """What the ledger reserves for each person, read afresh."""
+    db.expire_all()
+    people = [account.user.id for account in accounts]
+    return dict(
+        db.execute(select(GivingLedger.user_id, GivingLedger.reserved).where(GivingLedger.user_id.in_(people))).all()
+    )
 
 
 def test_below_minimum_and_not_eligible_say_why(client, make, db):

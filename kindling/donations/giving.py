@@ -1,6 +1,6 @@
 """Giving requests: matches of succeeded donations, grants for verified hours, and how they move (docs/decisions.md §14).
 
-Every change reserves or releases under the ledger's row locks first (kindling/donations/ledger.py)
+Every change moves its amounts under the ledger's row locks first (kindling/donations/ledger.py)
 and appends its evidence after, so the order of locks is always: the donation or request, the
 ledger rows, then the evidence log's head.
 """
@@ -77,7 +77,7 @@ def _match(db: Session, donation: Donation) -> list[Change]:
     ).all()
     if not eligible_programs:
         return []
-    person = db.get_one(User, donation.user_id)
+    person = donation.user
     changes = []
     # A donation becomes succeeded once (kindling/donations/service.py), under its row lock; the
     # unique (donation, program) pair holds the rule should that ever change.
@@ -176,17 +176,8 @@ def _reverse(db: Session, donation: Donation) -> list[Change]:
     now = utcnow()
     for request in matched:
         previous = request.status
-        if previous == PAID:
-            # The money has left: it is to be recovered from the charity, and until then it counts.
-            request.clawback = True
-        else:
-            ledger.release(
-                db,
-                program_id=request.program_id,
-                period=request.period_start,
-                user_id=request.user_id,
-                amount=request.amount,
-            )
+        # Paid money has left: it is to be recovered from the charity, and until then it counts.
+        request.clawback = previous == PAID
         request.status = REVERSED
         request.reversed_at = request.updated_at = now
         ledger.tally(db, request=request, previous=previous)
@@ -202,26 +193,20 @@ def _reverse(db: Session, donation: Donation) -> list[Change]:
     return changes
 
 
-def record(db: Session, changes: list[Change]) -> None:
-    """Append each change's evidence event and put its outbound events in the outbox."""
-    consultants: dict[str, list[str]] = {}
+def record(
+    db: Session, organization_id: str, changes: list[Change], *, preceding: typing.Sequence[evidence.Entry] = ()
+) -> None:
+    """Append the changes' evidence events in one run after `preceding` (the events of what caused
+    them), and put their outbound events in the outbox."""
+    entries = [evidence.Entry(c.type, ("giving_request", c.request.id), c.actor_id, c.data) for c in changes]
+    evidence.append_all(db, organization_id=organization_id, entries=[*preceding, *entries])
+    if not any(change.outbound for change in changes):
+        return
+    consultant_ids = clients.active_consultant_ids(db, organization_id=organization_id)
     for change in changes:
-        request = change.request
-        evidence.append(
-            db,
-            organization_id=request.organization_id,
-            type=change.type,
-            subject=("giving_request", request.id),
-            actor_id=change.actor_id,
-            data=change.data,
-        )
         for type_ in change.outbound:
-            if request.organization_id not in consultants:
-                consultants[request.organization_id] = clients.active_consultant_ids(
-                    db, organization_id=request.organization_id
-                )
-            for consultant_id in consultants[request.organization_id]:
-                outbox.emit(db, consultant_id=consultant_id, type=type_, data=_outbound(request))
+            for consultant_id in consultant_ids:
+                outbox.emit(db, consultant_id=consultant_id, type=type_, data=_outbound(change.request))
 
 
 def _outbound(request: GivingRequest) -> dict:
@@ -316,7 +301,7 @@ def request_grant(
         recipient_name=recipient_name.strip(),
         recipient_registration_number=(recipient_registration_number or "").strip() or None,
     )
-    record(db, _open(db, request, program, reason, actor_id=caller.user_id, claims=claims))
+    record(db, request.organization_id, _open(db, request, program, reason, actor_id=caller.user_id, claims=claims))
     return request
 
 
@@ -339,13 +324,6 @@ def decide(
         raise invalid("body", "reason", "is required to decline")
     now = utcnow()
     if decision == "decline":
-        ledger.release(
-            db,
-            program_id=request.program_id,
-            period=request.period_start,
-            user_id=request.user_id,
-            amount=request.amount,
-        )
         db.execute(
             delete(GivingClaim).where(GivingClaim.request_id == request.id).execution_options(synchronize_session=False)
         )
@@ -359,7 +337,7 @@ def decide(
     db.flush()
     data = {"decision": decision, "status": request.status, "amount": request.amount, "currency": request.currency}
     outbound = ("giving.request.approved",) if request.status == APPROVED else ()
-    record(db, [Change(request, evidence.GIVING_DECIDED, data, caller.user_id, outbound)])
+    record(db, request.organization_id, [Change(request, evidence.GIVING_DECIDED, data, caller.user_id, outbound)])
     return request
 
 
@@ -377,7 +355,11 @@ def pay(db: Session, *, caller: Principal, request_id: str, reference: str) -> G
     request.paid_by, request.paid_at, request.updated_at = caller.user_id, now, now
     db.flush()
     data = {"amount": request.amount, "currency": request.currency}
-    record(db, [Change(request, evidence.GIVING_PAID, data, caller.user_id, ("giving.request.paid",))])
+    record(
+        db,
+        request.organization_id,
+        [Change(request, evidence.GIVING_PAID, data, caller.user_id, ("giving.request.paid",))],
+    )
     return request
 
 

@@ -1,19 +1,23 @@
 """Caps and budgets, reserved under row locks so that concurrent requests never overspend (docs/decisions.md §14).
 
-A reservation locks the person's (program, period) row, then the program's period row, in
-that order and in program order when a donation meets several programs, and holds both
-until the transaction ends; every giving change takes them before the evidence log's head,
-so two transactions never wait on each other in a circle. A row is read and locked in one
-statement, an upsert (`INSERT … ON CONFLICT DO UPDATE … RETURNING`), which on PostgreSQL locks
-the row as `SELECT … FOR UPDATE` would and makes it when missing. SQLite serialises writers
-anyway (BEGIN IMMEDIATE).
+A person's (program, period) row holds what their requests reserve, and the program's period
+row what the budget's do, with the period's tallies. `reserve` takes the person's row, then the
+period's when the program has a budget; `tally` then moves a request's amounts and counts into
+them, in the same order. Rows are taken in program order when a donation meets several programs,
+and always before the evidence log's head, so two transactions never wait on each other in a
+circle. Rows are locked by upserts (`INSERT … ON CONFLICT DO UPDATE`), which on PostgreSQL lock
+the row as `SELECT … FOR UPDATE` would, even when their condition leaves it unchanged, and make
+it when missing. SQLite serialises writers anyway (BEGIN IMMEDIATE).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
+import functools
+import typing
 
-from sqlalchemy import update
+from sqlalchemy import Executable, Table, bindparam, select
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session
 
@@ -28,66 +32,113 @@ GRANTED = ("approved", "paid")
 def reserve(
     db: Session, *, program: GivingProgram, period: dt.date, user_id: str, wanted: int
 ) -> tuple[int, str | None]:
-    """Reserve up to `wanted` of what is left of the person's cap and of the budget: the amount
-    reserved, and why nothing could be (or None)."""
+    """Reserve up to `wanted` of what is left of the person's cap and of the budget, for a new
+    request, in the person's row: the amount reserved, and why nothing could be (or None). The
+    rows stay locked until the transaction ends; `tally` then counts the request in the period's."""
+    statements = _statements(db.get_bind().dialect.name)
     person = {"program_id": program.id, "period_start": period, "user_id": user_id}
-    budget = {"program_id": program.id, "period_start": period}
-    used_by_person = _locked(db, GivingLedger, person)
-    used_of_budget = _locked(db, GivingPeriod, budget)
-    left_for_person = program.per_person_cap - used_by_person
-    if left_for_person <= 0:
-        return 0, PERSON_CAP_REACHED
-    left_of_budget = None if program.budget is None else program.budget - used_of_budget
-    if left_of_budget is not None and left_of_budget <= 0:
+    # Most requests fit in what is left: one statement reserves them whole.
+    amount = min(wanted, program.per_person_cap)
+    if db.execute(statements.claim, person | {"reserved": amount, "cap": program.per_person_cap}).first() is None:
+        # It did not fit, and the row is locked: reserve what is left.
+        amount = program.per_person_cap - db.execute(statements.reserved_by_person, person).scalar_one()
+        if amount <= 0:
+            return 0, PERSON_CAP_REACHED
+        _add_to_person(db, person, amount)
+    if program.budget is None:
+        return amount, None
+    left_of_budget = (
+        program.budget
+        - db.execute(statements.lock_period, {"program_id": program.id, "period_start": period}).scalar_one()
+    )
+    if left_of_budget < amount:
+        _add_to_person(db, person, max(left_of_budget, 0) - amount)
+    if left_of_budget <= 0:
         return 0, BUDGET_EXHAUSTED
-    amount = min(wanted, left_for_person, *(() if left_of_budget is None else (left_of_budget,)))
-    _add(db, GivingLedger, person, amount)
-    _add(db, GivingPeriod, budget, amount)
-    return amount, None
+    return min(amount, left_of_budget), None
 
 
-def release(db: Session, *, program_id: str, period: dt.date, user_id: str, amount: int) -> None:
-    """Give back a reservation (a declined or reversed request), under the same locks."""
-    person = {"program_id": program_id, "period_start": period, "user_id": user_id}
-    budget = {"program_id": program_id, "period_start": period}
-    _locked(db, GivingLedger, person)
-    _locked(db, GivingPeriod, budget)
-    _add(db, GivingLedger, person, -amount)
-    _add(db, GivingPeriod, budget, -amount)
+def holds(request: GivingRequest) -> bool:
+    """Whether the request's amount counts against the cap and the budget: while it is open or
+    paid, and once reversed after payment, until the money is recovered (a clawback)."""
+    return request.status in AMOUNTS or (request.status == "reversed" and request.clawback)
 
 
 def tally(db: Session, *, request: GivingRequest, previous: str | None) -> None:
-    """Move a request from `previous` (None when it is new) to its status in its period's tallies,
-    which the summary reads (under the period row's lock, taken after the person's)."""
-    deltas: dict[str, float] = {}
+    """Move a request from `previous` (None when it is new; never a reversed one) to its status:
+    in what the person's row reserves (a new request's `reserve` did), in what the period's
+    reserves, and in the period's tallies, which the summary reads."""
+    reserved = request.amount * (holds(request) - (previous in AMOUNTS))
+    if reserved and previous is not None:
+        person = {"program_id": request.program_id, "period_start": request.period_start, "user_id": request.user_id}
+        _add_to_person(db, person, reserved)
+    deltas: dict[str, float] = {name: 0 for name in TALLIES} | {"reserved": reserved}
     for status, sign in ((previous, -1), (request.status, 1)):
         if status is not None:
-            deltas[f"{status}_count"] = deltas.get(f"{status}_count", 0) + sign
+            deltas[f"{status}_count"] += sign
             if status in AMOUNTS:
-                deltas[f"{status}_amount"] = deltas.get(f"{status}_amount", 0) + sign * request.amount
+                deltas[f"{status}_amount"] += sign * request.amount
     if request.hours and (previous in GRANTED) != (request.status in GRANTED):
         deltas["granted_hours"] = request.hours if request.status in GRANTED else -request.hours
-    # One statement: a new period row starts from these deltas, an existing one adds them.
     key = {"program_id": request.program_id, "period_start": request.period_start}
-    statement = _insert(db, GivingPeriod).values(**key, **deltas)
-    db.execute(
-        statement.on_conflict_do_update(
-            index_elements=list(key), set_={name: getattr(GivingPeriod, name) + delta for name, delta in deltas.items()}
-        )
+    db.execute(_statements(db.get_bind().dialect.name).tally_period, key | deltas)
+
+
+def _add_to_person(db: Session, person: dict, amount: int) -> None:
+    db.execute(_statements(db.get_bind().dialect.name).add_to_person, person | {"reserved": amount})
+
+
+# What a period row adds up, besides `reserved`.
+TALLIES = (
+    *(f"{status}_count" for status in ("requested", "approved", "paid", "declined", "reversed", "ineligible")),
+    *(f"{status}_amount" for status in AMOUNTS),
+    "granted_hours",
+)
+
+
+@dataclasses.dataclass(frozen=True)
+class _Statements:
+    claim: Executable
+    reserved_by_person: Executable
+    lock_period: Executable
+    add_to_person: Executable
+    tally_period: Executable
+
+
+@functools.cache
+def _statements(dialect: str) -> _Statements:
+    """The ledger's statements for a dialect, built once: they run in every giving change, where
+    building them each time cost more than running them. They name the tables, not the ORM
+    classes, whose statements take longer to run."""
+    insert = (postgresql if dialect == "postgresql" else sqlite).insert
+    ledgers, periods = (typing.cast(Table, model.__table__) for model in (GivingLedger, GivingPeriod))
+    claim = insert(ledgers)
+    period = insert(periods)
+    return _Statements(
+        # Adds `reserved` to the person's row (making it) when the sum stays within `cap`; no row
+        # returned means it would not, and the row is left as it was, locked.
+        claim=claim.on_conflict_do_update(
+            index_elements=["program_id", "period_start", "user_id"],
+            set_={"reserved": ledgers.c.reserved + claim.excluded.reserved},
+            where=ledgers.c.reserved + claim.excluded.reserved <= bindparam("cap"),
+        ).returning(ledgers.c.reserved),
+        reserved_by_person=select(ledgers.c.reserved).where(
+            ledgers.c.program_id == bindparam("program_id"),
+            ledgers.c.period_start == bindparam("period_start"),
+            ledgers.c.user_id == bindparam("user_id"),
+        ),
+        # An upsert that changes nothing: it takes the row's lock, making the row if missing, and
+        # returns what the last transaction to hold it committed.
+        lock_period=period.on_conflict_do_update(
+            index_elements=["program_id", "period_start"], set_={"reserved": periods.c.reserved}
+        ).returning(periods.c.reserved),
+        add_to_person=claim.on_conflict_do_update(
+            index_elements=["program_id", "period_start", "user_id"],
+            set_={"reserved": ledgers.c.reserved + claim.excluded.reserved},
+        ),
+        # A new period row starts from the deltas, an existing one adds them.
+        tally_period=period.on_conflict_do_update(
+            index_elements=["program_id", "period_start"],
+            set_={name: periods.c[name] + period.excluded[name] for name in ("reserved", *TALLIES)},
+        ),
     )
-
-
-def _locked(db: Session, model, key: dict) -> int:
-    """The row's reserved amount, made if missing, locked until the transaction ends: the upsert
-    takes the row's lock and returns what the last transaction to hold it committed."""
-    statement = _insert(db, model).values(**key)
-    statement = statement.on_conflict_do_update(index_elements=list(key), set_={"reserved": model.reserved})
-    return db.execute(statement.returning(model.reserved)).scalar_one()
-
-
-def _insert(db: Session, model):
-    return (postgresql if db.get_bind().dialect.name == "postgresql" else sqlite).insert(model)
-
-
-def _add(db: Session, model, key: dict, amount: int) -> None:
-    db.execute(update(model).filter_by(**key).values(reserved=model.reserved + amount))

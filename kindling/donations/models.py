@@ -6,8 +6,9 @@ from __future__ import annotations
 import datetime as dt
 
 from sqlalchemy import JSON, BigInteger, Date, ForeignKey, Index, String, UniqueConstraint
-from sqlalchemy.orm import Mapped, mapped_column
+from sqlalchemy.orm import Mapped, mapped_column, relationship
 
+from kindling.accounts.models import User
 from kindling.platform.base import Base, new_id, utcnow
 
 
@@ -33,6 +34,9 @@ class Donation(Base):
     created_at: Mapped[dt.datetime] = mapped_column(default=utcnow)
     updated_at: Mapped[dt.datetime] = mapped_column(default=utcnow)
     succeeded_at: Mapped[dt.datetime | None]
+
+    # The giver, whom a match checks for eligibility; loaded with the donation by the payment webhook.
+    user: Mapped[User] = relationship(lazy="raise_on_sql")
 
 
 class GivingProgram(Base):

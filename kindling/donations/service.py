@@ -6,7 +6,7 @@ import datetime as dt
 import logging
 
 from sqlalchemy import select
-from sqlalchemy.orm import Session
+from sqlalchemy.orm import Session, joinedload
 
 from kindling.accounts.models import Organization
 from kindling.donations import giving
@@ -120,7 +120,12 @@ def find_paid_donation(db: Session, *, event_type: str, payment: dict) -> Donati
     donation = None
     if isinstance(donation_id, str) and donation_id:
         # Two events for one donation may arrive together; the row lock orders them.
-        donation = db.get(Donation, donation_id, with_for_update=True)
+        donation = db.scalar(
+            select(Donation)
+            .options(joinedload(Donation.user, innerjoin=True))
+            .where(Donation.id == donation_id)
+            .with_for_update(of=Donation)
+        )
     if donation is None:
         log.warning("payment event %s for unknown donation %r ignored", event_type, donation_id)
         return None
@@ -155,13 +160,11 @@ def apply_payment_event(db: Session, *, event_id: str, event_type: str, payment:
     db.flush()
     # Matches reserve under the ledger's locks before the evidence head is locked (kindling/donations/ledger.py).
     matches = giving.on_donation_status(db, donation=donation)
-    evidence.append(
-        db,
-        organization_id=donation.organization_id,
-        type=evidence.DONATION_STATUS_SET,
-        subject=("donation", donation.id),
-        actor_id=None,
-        data={
+    status_set = evidence.Entry(
+        evidence.DONATION_STATUS_SET,
+        ("donation", donation.id),
+        None,
+        {
             "status": target,
             "previousStatus": previous,
             "amount": donation.amount,
@@ -170,5 +173,5 @@ def apply_payment_event(db: Session, *, event_id: str, event_type: str, payment:
             "providerEventType": event_type,
         },
     )
-    giving.record(db, matches)
+    giving.record(db, donation.organization_id, matches, preceding=[status_set])
     return True

@@ -5,7 +5,7 @@ from __future__ import annotations
 import datetime as dt
 import typing
 
-from sqlalchemy import Table, func, insert, select, update
+from sqlalchemy import Table, bindparam, func, insert, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session
 
@@ -84,6 +84,20 @@ EVENT_TYPES = (
 # A declarative class's table is a Table; SQLAlchemy types `__table__` as any FromClause.
 _events = typing.cast(Table, EvidenceEvent.__table__)
 _heads = typing.cast(Table, EvidenceHead.__table__)
+# Appends run in most writes, so their statements are built once.
+_INSERT_EVENTS = insert(_events)
+# An update that changes nothing takes the row's lock (SQLite's write lock) at once.
+_LOCK_HEAD = (
+    update(_heads)
+    .where(_heads.c.organization_id == bindparam("organization"))
+    .values(seq=_heads.c.seq)
+    .returning(_heads.c.seq, _heads.c.hash)
+)
+_ADVANCE_HEAD = (
+    update(_heads)
+    .where(_heads.c.organization_id == bindparam("organization"))
+    .values(seq=bindparam("seq"), hash=bindparam("hash"))
+)
 _STREAM_BATCH = 5000
 # A bundle is built and signed whole, in memory: a longer log is exported in excerpts, which
 # chain (each one's prevHash is the head hash of the one before).
@@ -105,6 +119,15 @@ _COLUMNS = tuple(
 )
 
 
+class Entry(typing.NamedTuple):
+    """An event to append: its type, its subject (kind, id), who acted (or None) and its data."""
+
+    type: str
+    subject: tuple[str, str]
+    actor_id: str | None
+    data: dict
+
+
 def append(
     db: Session,
     *,
@@ -119,52 +142,60 @@ def append(
     `subject` is (kind, id), e.g. ("act", act.id). The head row's lock, held until the
     transaction ends, orders concurrent appends, so `seq` has no gaps.
     """
-    if type not in EVENT_TYPES:
-        raise ValueError(f"unknown evidence event type {type!r}")
+    return append_all(db, organization_id=organization_id, entries=[Entry(type, subject, actor_id, data)])[0]
+
+
+def append_all(db: Session, *, organization_id: str, entries: typing.Sequence[Entry]) -> list[dict]:
+    """Append events to the organization's chain in this order, in one lock, one insert and one
+    head update however many there are; the events appended."""
+    for entry in entries:
+        if entry.type not in EVENT_TYPES:
+            raise ValueError(f"unknown evidence event type {entry.type!r}")
+    if not entries:
+        return []
     seq, prev_hash = _advance_head(db, organization_id)
-    kind, subject_id = subject
     occurred_at = utcnow()
-    event = {
-        "seq": seq,
-        "organizationId": organization_id,
-        "type": type,
-        "subject": {"kind": kind, "id": subject_id},
-        "actorId": actor_id,
-        "data": data,
-        "occurredAt": timestamp(occurred_at),
-        "prevHash": prev_hash,
-    }
-    event["hash"] = event_hash(event)
-    db.execute(
-        insert(_events).values(
-            organization_id=organization_id,
-            seq=seq,
-            type=type,
-            subject_kind=kind,
-            subject_id=subject_id,
-            actor_id=actor_id,
-            data=data,
-            occurred_at=occurred_at,
-            prev_hash=prev_hash,
-            hash=event["hash"],
+    events, rows = [], []
+    for entry in entries:
+        kind, subject_id = entry.subject
+        event = {
+            "seq": seq,
+            "organizationId": organization_id,
+            "type": entry.type,
+            "subject": {"kind": kind, "id": subject_id},
+            "actorId": entry.actor_id,
+            "data": entry.data,
+            "occurredAt": timestamp(occurred_at),
+            "prevHash": prev_hash,
+        }
+        digest = event["hash"] = event_hash(event)
+        events.append(event)
+        rows.append(
+            {
+                "organization_id": organization_id,
+                "seq": seq,
+                "type": entry.type,
+                "subject_kind": kind,
+                "subject_id": subject_id,
+                "actor_id": entry.actor_id,
+                "data": entry.data,
+                "occurred_at": occurred_at,
+                "prev_hash": prev_hash,
+                "hash": digest,
+            }
         )
-    )
+        seq, prev_hash = seq + 1, digest
+    db.execute(_INSERT_EVENTS, rows)
     # The one change the head row accepts (on PostgreSQL a trigger refuses any other): an advance
-    # to the event just appended.
-    db.execute(update(_heads).where(_heads.c.organization_id == organization_id).values(seq=seq, hash=event["hash"]))
-    return event
+    # over the run of events just appended.
+    last = events[-1]
+    db.execute(_ADVANCE_HEAD, {"organization": organization_id, "seq": last["seq"], "hash": last["hash"]})
+    return events
 
 
 def _advance_head(db: Session, organization_id: str) -> tuple[int, str]:
     """The next seq and the hash it chains from, with the head row locked until the transaction ends."""
-    # An update that changes nothing takes the row's lock (SQLite's write lock) at once.
-    lock = (
-        update(_heads)
-        .where(_heads.c.organization_id == organization_id)
-        .values(seq=_heads.c.seq)
-        .returning(_heads.c.seq, _heads.c.hash)
-    )
-    row = db.execute(lock).one_or_none()
+    row = db.execute(_LOCK_HEAD, {"organization": organization_id}).one_or_none()
     if row is None:
         dialect = postgresql if db.get_bind().dialect.name == "postgresql" else sqlite
         db.execute(
@@ -172,7 +203,7 @@ def _advance_head(db: Session, organization_id: str) -> tuple[int, str]:
             .values(organization_id=organization_id, seq=0, hash=GENESIS_HASH)
             .on_conflict_do_nothing()
         )
-        row = db.execute(lock).one()
+        row = db.execute(_LOCK_HEAD, {"organization": organization_id}).one()
     return row.seq + 1, row.hash
 
 

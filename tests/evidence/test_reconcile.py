@@ -181,6 +181,41 @@ def test_postgresql_refuses_any_change_of_a_head_row_but_an_advance(db, reported
     )
 
 
+def test_one_append_of_several_events_advances_the_head_over_them(db, reported):
+    organization_id = reported.organization_id
+    before = evidence.last_event(db, organization_id=organization_id)
+    entries = [evidence.Entry(evidence.MEMBER_REACTIVATED, ("member", reported.user.id), None, {"source": "hand"})] * 3
+    appended = evidence.append_all(db, organization_id=organization_id, entries=entries)
+    assert [event["seq"] for event in appended] == [before["seq"] + 1, before["seq"] + 2, before["seq"] + 3]
+    assert [event["prevHash"] for event in appended] == [before["hash"], appended[0]["hash"], appended[1]["hash"]]
+    head = db.get(EvidenceHead, organization_id)
+    assert (head.seq, head.hash) == (appended[-1]["seq"], appended[-1]["hash"])
+
+
+def test_postgresql_refuses_an_advance_over_a_run_with_a_broken_link(db, reported):
+    if db.get_bind().dialect.name != "postgresql":
+        pytest.skip("the trigger exists on PostgreSQL")
+    organization_id = reported.organization_id
+    head = evidence.last_event(db, organization_id=organization_id)
+    savepoint = db.begin_nested()
+    for seq, prev_hash in ((head["seq"] + 1, head["hash"]), (head["seq"] + 2, "f" * 64)):
+        db.execute(
+            text(
+                "INSERT INTO evidence_events (organization_id, seq, type, subject_kind, subject_id, data, occurred_at, "
+                "prev_hash, hash) VALUES (:org, :seq, 'imported', 'act', 'x', '{}', now(), :prev, :hash)"
+            ),
+            {"org": organization_id, "seq": seq, "prev": prev_hash, "hash": f"{seq:064x}"},
+        )
+    with pytest.raises(Exception) as refused_change:
+        db.execute(
+            text("UPDATE evidence_heads SET seq = :seq, hash = :hash WHERE organization_id = :org"),
+            {"org": organization_id, "seq": head["seq"] + 2, "hash": f"{head['seq'] + 2:064x}"},
+        )
+    savepoint.rollback()
+    assert getattr(refused_change.value.orig, "pgcode", None) == "42501"
+    assert db.get(EvidenceHead, organization_id).seq == head["seq"]
+
+
 def test_a_standing_dispute_counts_as_level_1_in_the_log_as_in_the_tables(client, make):
     """The replay derives an act's level by the rule the service applies: a dispute outweighs
     every approval until an admin's level-4 decision."""
