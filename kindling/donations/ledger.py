@@ -72,7 +72,8 @@ def tally(db: Session, *, request: GivingRequest, previous: str | None) -> None:
     if reserved and previous is not None:
         person = {"program_id": request.program_id, "period_start": request.period_start, "user_id": request.user_id}
         _add_to_person(db, person, reserved)
-    deltas: dict[str, float] = {name: 0 for name in TALLIES} | {"reserved": reserved}
+    deltas: dict[str, float] = dict.fromkeys(TALLIES, 0.0)
+    deltas["reserved"] = reserved
     for status, sign in ((previous, -1), (request.status, 1)):
         if status is not None:
             deltas[f"{status}_count"] += sign
