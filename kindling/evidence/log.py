@@ -5,16 +5,16 @@ from __future__ import annotations
 import datetime as dt
 import typing
 
-from sqlalchemy import Table, bindparam, func, insert, select, update
+from sqlalchemy import Table, and_, bindparam, case, func, insert, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session
 
 from kindling.errors import BadRequest, Conflict, invalid
 from kindling.evidence import checkpoints
-from kindling.evidence.chain import ALGORITHM, GENESIS_HASH, ChainCheck, event_hash, signed_bytes, timestamp
+from kindling.evidence.chain import ALGORITHM, GENESIS_HASH, event_hash, signed_bytes, timestamp
 from kindling.evidence.keys import Signer
 from kindling.evidence.models import EvidenceEvent, EvidenceHead
-from kindling.evidence.reconcile import reconcile
+from kindling.evidence.reconcile import RECORD_KINDS, reconcile
 from kindling.platform.base import utcnow
 from kindling.platform.pagination import decode_seq_cursor, encode_seq_cursor
 
@@ -275,47 +275,77 @@ def last_event(db: Session, *, organization_id: str) -> dict:
 
 def verify(db: Session, *, organization_id: str) -> dict:
     """Recompute the organization's chain and reconcile its tables with the state the log implies:
-    `{intact, consistent, events, head, firstBrokenSeq, mismatches, mismatchCount}`."""
+    `{intact, consistent, events, head, firstBrokenSeq, mismatches, mismatchCount}`.
+
+    Each event is read once: those of the records' kinds as the records are reconciled, the others
+    in seq order, each checked against its hash; the links between events are checked in SQL. The
+    chain is broken at the lowest seq where anything fails."""
     # The last event first: events appended while the chain is read lie beyond it and are not read.
     current = last_event(db, organization_id=organization_id)
-    check = ChainCheck()
-    statement = (
-        select(_events)
-        .where(_events.c.organization_id == organization_id, _events.c.seq <= current["seq"])
-        .order_by(_events.c.seq)
+    count, first_unlinked = _links(db, organization_id, current["seq"])
+    found = reconcile(db, organization_id=organization_id, up_to=current["seq"])
+    others = select(_events).where(
+        _events.c.organization_id == organization_id,
+        _events.c.seq <= current["seq"],
+        _events.c.subject_kind.not_in(RECORD_KINDS),
     )
-    for event in _stream(db, statement):
-        check.add(event)
-    check.end(current["seq"], current["hash"])
-    if check.intact:
-        _check_head_row(db, organization_id, current, check)
-    mismatches, count = reconcile(db, organization_id=organization_id, up_to=current["seq"])
+    for event in _stream(db, others.order_by(_events.c.seq)):
+        found.hashed(event)
+    faults = [seq for seq in (first_unlinked, found.first_unhashed) if seq is not None]
+    first_broken = min(faults) if faults else _head_row_fault(db, organization_id, current)
     return {
-        "intact": check.intact,
-        "consistent": count == 0,
-        "events": check.events,
+        "intact": first_broken is None,
+        "consistent": found.count == 0,
+        "events": count,
         "head": current,
-        "firstBrokenSeq": check.first_broken_seq,
-        "mismatches": mismatches,
-        "mismatchCount": count,
+        "firstBrokenSeq": first_broken,
+        "mismatches": found.mismatches,
+        "mismatchCount": found.count,
     }
 
 
-def _check_head_row(db: Session, organization_id: str, last: dict, check: ChainCheck) -> None:
-    """The head row must point at the last event, or at one appended since (its event commits with it)."""
+def _links(db: Session, organization_id: str, up_to: int) -> tuple[int, int | None]:
+    """How many events there are up to seq `up_to`, and the lowest seq where the chain's links
+    fail (or None): a seq missing, or an event whose prevHash is not the hash of the one before."""
+    event, before = _events.c, _events.alias("before")
+    unlinked = case(
+        (event.seq < 1, 1),
+        (event.seq == 1, case((event.prev_hash != GENESIS_HASH, 1))),
+        (before.c.hash != event.prev_hash, event.seq),
+    )
+    previous = and_(before.c.organization_id == event.organization_id, before.c.seq == event.seq - 1)
+    in_log = (event.organization_id == organization_id, event.seq <= up_to)
+    count, first_unlinked, first_after_gap = db.execute(
+        select(
+            func.count(), func.min(unlinked), func.min(case((and_(event.seq > 1, before.c.seq.is_(None)), event.seq)))
+        )
+        .select_from(_events.outerjoin(before, previous))
+        .where(*in_log)
+    ).one()
+    faults = [first_unlinked] if first_unlinked is not None else []
+    if first_after_gap is not None:
+        # The gap starts just after the last event before it.
+        before_gap = db.scalar(select(func.max(event.seq)).where(*in_log, event.seq < first_after_gap))
+        faults.append((before_gap or 0) + 1)
+    return count, min(faults, default=None)
+
+
+def _head_row_fault(db: Session, organization_id: str, last: dict) -> int | None:
+    """Where the head row breaks the chain, if it does: it must point at the last event, or at
+    one appended since (its event commits with it)."""
     row = db.execute(
         select(_heads.c.seq, _heads.c.hash).where(_heads.c.organization_id == organization_id)
     ).one_or_none()
     stored = (row.seq, row.hash) if row else (0, GENESIS_HASH)
     if stored[0] < last["seq"] or (stored[0] == last["seq"] and stored[1] != last["hash"]):
-        check.first_broken_seq, check.fault = last["seq"], "the head row does not point at the last event"
-    elif stored[0] > last["seq"]:
+        return last["seq"]
+    if stored[0] > last["seq"]:
         there = db.scalar(
             select(_events.c.hash).where(_events.c.organization_id == organization_id, _events.c.seq == stored[0])
         )
         if there != stored[1]:
-            check.first_broken_seq = last["seq"] + 1
-            check.fault = f"the head row points at seq {stored[0]}, but the log ends at seq {last['seq']}"
+            return last["seq"] + 1
+    return None
 
 
 def require_consistent(db: Session, *, organization_id: str) -> dict:

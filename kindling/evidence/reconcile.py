@@ -1,13 +1,18 @@
-"""Reconciliation: every record a report counts against the facts its events imply (docs/evidence.md)."""
+"""Reconciliation: every record a report counts against the facts its events imply (docs/evidence.md).
+
+Verification reads each event once, here: the events of the records' kinds are hashed as they are
+replayed, in the order of their records, and the chain's links are checked in SQL (log.verify)."""
 
 from __future__ import annotations
+
+import dataclasses
 
 import sqlalchemy as sa
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from kindling.evidence import replay
-from kindling.evidence.chain import timestamp
+from kindling.evidence.chain import event_hash, timestamp
 from kindling.evidence.models import EvidenceEvent
 from kindling.platform.base import UTCDateTime
 
@@ -51,37 +56,55 @@ _RECONCILE_BATCH = 5000
 MISMATCHES_LISTED = 100
 
 
-def reconcile(db: Session, *, organization_id: str, up_to: int) -> tuple[list[dict], int]:
-    """The records whose facts differ from what the log up to seq `up_to` implies (at most 100
-    of them, and how many in all). A record with no event, or events with no record, differ too.
+@dataclasses.dataclass
+class Reconciliation:
+    """What reconciling found: the records that differ from the log (at most 100 listed, all
+    counted), and the lowest seq of an event whose content does not match its hash (or None)."""
+
+    mismatches: list[dict] = dataclasses.field(default_factory=list)
+    count: int = 0
+    first_unhashed: int | None = None
+
+    def hashed(self, event: dict) -> None:
+        """Check an event's own hash."""
+        if event_hash(event) != event["hash"] and (self.first_unhashed is None or event["seq"] < self.first_unhashed):
+            self.first_unhashed = event["seq"]
+
+
+RECORD_KINDS = tuple(_RECORDS)
+
+
+def reconcile(db: Session, *, organization_id: str, up_to: int) -> Reconciliation:
+    """The records whose facts differ from what the log up to seq `up_to` implies. A record with
+    no event, or events with no record, differ too. Every event of a record's kind is hashed on the
+    way.
 
     Each kind is read in id order, a batch of rows at a time with the events of the same id range,
     so memory stays flat however many records there are."""
-    mismatches: list[dict] = []
-    count = 0
+    found = Reconciliation()
     for kind, table in _RECORDS.items():
-        for subject_id, log, facts in _differences(db, organization_id, up_to, kind, table):
-            count += 1
-            if len(mismatches) < MISMATCHES_LISTED:
-                mismatches.append({"subject": {"kind": kind, "id": subject_id}, **_first_difference(log, facts)})
-    return mismatches, count
+        for subject_id, log, facts in _differences(db, organization_id, up_to, kind, table, found):
+            found.count += 1
+            if len(found.mismatches) < MISMATCHES_LISTED:
+                found.mismatches.append({"subject": {"kind": kind, "id": subject_id}, **_first_difference(log, facts)})
+    return found
 
 
-def _differences(db: Session, organization_id: str, up_to: int, kind: str, table):
+def _differences(db: Session, organization_id: str, up_to: int, kind: str, table, found: Reconciliation):
     """(id, facts in the log, facts in the table) of each record of `kind` where the two differ."""
-    after = ""
+    after: str | None = None
     while True:
-        rows = db.execute(
-            select(table)
-            .where(table.c.organization_id == organization_id, table.c.id > after)
-            .order_by(table.c.id)
-            .limit(_RECONCILE_BATCH)
-        ).all()
+        statement = select(table).where(table.c.organization_id == organization_id)
+        if after is not None:
+            statement = statement.where(table.c.id > after)
+        rows = db.execute(statement.order_by(table.c.id).limit(_RECONCILE_BATCH)).all()
         last = rows[-1].id if len(rows) == _RECONCILE_BATCH else None
-        in_range = [_events.c.subject_id > after] + ([_events.c.subject_id <= last] if last is not None else [])
+        in_range = ([_events.c.subject_id > after] if after is not None else []) + (
+            [_events.c.subject_id <= last] if last is not None else []
+        )
         states: dict[str, dict] = {}
         events = db.execute(
-            select(_events.c.subject_id, _events.c.subject_kind, _events.c.type, _events.c.actor_id, _events.c.data)
+            select(*_EVENT_COLUMNS)
             .where(
                 _events.c.organization_id == organization_id,
                 _events.c.subject_kind == kind,
@@ -90,13 +113,19 @@ def _differences(db: Session, organization_id: str, up_to: int, kind: str, table
             )
             .order_by(_events.c.subject_id, _events.c.seq)
         )
-        for subject_id, subject_kind, type_, actor_id, data in events:
+        for seq, type_, subject_id, actor_id, data, occurred_at, prev_hash, hash_ in events:
             event = {
-                "subject": {"kind": subject_kind, "id": subject_id},
+                "seq": seq,
+                "organizationId": organization_id,
                 "type": type_,
+                "subject": {"kind": kind, "id": subject_id},
                 "actorId": actor_id,
                 "data": data,
+                "occurredAt": timestamp(occurred_at),
+                "prevHash": prev_hash,
+                "hash": hash_,
             }
+            found.hashed(event)
             states[subject_id] = replay.apply(states.get(subject_id), event)
         for row in rows:
             state = states.pop(row.id, None)
@@ -109,6 +138,11 @@ def _differences(db: Session, organization_id: str, up_to: int, kind: str, table
         if last is None:
             return
         after = last
+
+
+_EVENT_COLUMNS = tuple(
+    _events.c[name] for name in ("seq", "type", "subject_id", "actor_id", "data", "occurred_at", "prev_hash", "hash")
+)
 
 
 def _table_facts(kind: str, row) -> dict:

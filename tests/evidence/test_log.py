@@ -355,6 +355,34 @@ def test_a_deleted_event_is_found(client, logged, tamper):
     assert result["intact"] is False and result["firstBrokenSeq"] == 2 and result["events"] == 4
 
 
+def test_a_deleted_run_of_events_is_found_where_it_starts(client, logged, tamper):
+    tamper(
+        "DELETE FROM evidence_events WHERE organization_id = :org AND seq BETWEEN 2 AND 4", org=logged.organization_id
+    )
+    result = verify(client, logged)
+    assert result["intact"] is False and result["firstBrokenSeq"] == 2 and result["events"] == 2
+
+
+def test_an_edited_event_of_no_record_is_found(client, logged, tamper, db):
+    evidence.append(
+        db,
+        organization_id=logged.organization_id,
+        type=evidence.MEMBER_DEACTIVATED,
+        subject=("member", logged.user.id),
+        actor_id=None,
+        data={"source": "hand"},
+    )
+    db.commit()
+    assert verify(client, logged)["intact"] is True
+    tamper(
+        "UPDATE evidence_events SET data = :data WHERE organization_id = :org AND seq = 6",
+        data=json.dumps({"source": "scim"}),
+        org=logged.organization_id,
+    )
+    result = verify(client, logged)
+    assert result["intact"] is False and result["firstBrokenSeq"] == 6
+
+
 def test_a_deleted_last_event_is_found(client, logged, tamper):
     tamper("DELETE FROM evidence_events WHERE organization_id = :org AND seq = 5", org=logged.organization_id)
     result = verify(client, logged)
