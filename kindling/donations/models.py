@@ -15,8 +15,14 @@ from kindling.platform.base import Base, new_id, utcnow
 class Donation(Base):
     __tablename__ = "donations"
     __table_args__ = (
-        # Evidence reconciliation reads an organization's records in id order.
-        Index("ix_donations_organization_id_id", "organization_id", "id"),
+        # Evidence reconciliation reads an organization's records in id order, and on PostgreSQL
+        # finds the facts it compares in the index (kindling/evidence/reconcile.py), not the table.
+        Index(
+            "ix_donations_organization_id_id",
+            "organization_id",
+            "id",
+            postgresql_include=["created_at", "amount", "currency", "status"],
+        ),
         # Compliance and portfolio reports count succeeded donations per organization and period.
         Index("ix_donations_organization_id_created_at", "organization_id", "created_at"),
         Index("ix_donations_user_id_created_at", "user_id", "created_at"),

@@ -25,7 +25,9 @@ HASHED_MEMBERS = ("seq", "organizationId", "type", "subject", "actorId", "data",
 
 def timestamp(moment: dt.datetime) -> str:
     """An event time as it is hashed: UTC, microseconds, always the same length."""
-    return moment.astimezone(dt.UTC).isoformat(timespec="microseconds")[:-6] + "Z"
+    if moment.tzinfo is not dt.UTC:
+        moment = moment.astimezone(dt.UTC)
+    return moment.isoformat(timespec="microseconds")[:-6] + "Z"
 
 
 _SAFE_INTEGER = 2**53 - 1

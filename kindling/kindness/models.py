@@ -13,8 +13,20 @@ from kindling.platform.base import Base, new_id, utcnow
 class KindnessAct(Base):
     __tablename__ = "kindness_acts"
     __table_args__ = (
-        # Evidence reconciliation reads an organization's records in id order.
-        Index("ix_kindness_acts_organization_id_id", "organization_id", "id"),
+        # Evidence reconciliation reads an organization's records in id order, and on PostgreSQL
+        # finds the facts it compares in the index (kindling/evidence/reconcile.py), not the table.
+        Index(
+            "ix_kindness_acts_organization_id_id",
+            "organization_id",
+            "id",
+            postgresql_include=[
+                "created_at",
+                "category",
+                "verification_level",
+                "verified_level",
+                "verification_status",
+            ],
+        ),
         # Newest-first pages and date ranges of one organization (scanned backwards).
         Index("ix_kindness_acts_organization_created", "organization_id", "created_at", "id"),
         # Acts sent by one person: the `userId` filter and the ripple count of a new act.

@@ -39,8 +39,14 @@ class VolunteerOpportunity(Base):
 class CheckIn(Base):
     __tablename__ = "volunteer_check_ins"
     __table_args__ = (
-        # Evidence reconciliation reads an organization's records in id order.
-        Index("ix_volunteer_check_ins_organization_id_id", "organization_id", "id"),
+        # Evidence reconciliation reads an organization's records in id order, and on PostgreSQL
+        # finds the facts it compares in the index (kindling/evidence/reconcile.py), not the table.
+        Index(
+            "ix_volunteer_check_ins_organization_id_id",
+            "organization_id",
+            "id",
+            postgresql_include=["checked_in_at", "user_id", "verified", "hours"],
+        ),
         UniqueConstraint("opportunity_id", "user_id"),
         # Compliance and portfolio reports count check-ins and hours per organization and period.
         Index("ix_volunteer_check_ins_organization_id_checked_in_at", "organization_id", "checked_in_at"),
