@@ -22,7 +22,7 @@ from scim2_models import (
 )
 from scim2_models import Meta as ScimMeta
 from scim2_models.path import Path
-from sqlalchemy import func, select
+from sqlalchemy import bindparam, func, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
@@ -42,6 +42,8 @@ NO_PASSWORD = "!directory"
 # Sign-in email of a person the directory gave no address: `.invalid` never receives mail.
 PLACEHOLDER_DOMAIN = "directory.invalid"
 _USER_NAME = Path[User]("userName").resolve()
+# Run by every create: built once, only the address changes.
+_ACCOUNT_BY_EMAIL = select(Person).where(Person.email == bindparam("email"))
 
 
 def user_name_key(value: str) -> str:
@@ -116,7 +118,7 @@ def create_user(db: Session, *, organization_id: str, payload: dict, base_url: s
     # No lock of the organization: a new member changes no role, and the unique (organization,
     # userName) and email constraints settle two creates of one name or address (409 at the flush).
     email = _sign_in_email(resource)
-    person = db.scalar(select(Person).where(Person.email == email)) if email else None
+    person = db.scalar(_ACCOUNT_BY_EMAIL, {"email": email}) if email else None
     if person is not None and (person.organization_id != organization_id or db.get(ScimUser, person.id) is not None):
         raise UniquenessException(detail="A person with this email already exists")
     joined = person is None
