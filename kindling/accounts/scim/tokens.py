@@ -5,7 +5,7 @@ from __future__ import annotations
 import datetime as dt
 import secrets
 
-from sqlalchemy import func, select
+from sqlalchemy import bindparam, func, select, update
 from sqlalchemy.orm import Session
 
 from kindling.accounts import authority
@@ -20,6 +20,10 @@ MAX_LIVE_TOKENS = 5
 PREFIX = "kscim_"
 # lastUsedAt is written at most this often, so a busy directory sync does not write on every request.
 LAST_USED_RESOLUTION = dt.timedelta(minutes=1)
+# Read on every SCIM request: built once, only the hash changes.
+_LIVE_TOKEN = select(ScimToken.id, ScimToken.organization_id, ScimToken.last_used_at).where(
+    ScimToken.token_hash == bindparam("token_hash"), ScimToken.revoked_at.is_(None)
+)
 
 
 def create_token(db: Session, *, organization_id: str, created_by: str, description: str) -> tuple[ScimToken, str]:
@@ -71,13 +75,12 @@ def organization_of(db: Session, secret: str | None) -> str | None:
     """The organization a live token acts for, noting its use; None for anything else."""
     if not secret or not secret.startswith(PREFIX) or len(secret) > 128:
         return None
-    token = db.scalar(
-        select(ScimToken).where(ScimToken.token_hash == hash_token(secret), ScimToken.revoked_at.is_(None))
-    )
+    # Columns rather than the token: this runs before every SCIM request.
+    token = db.execute(_LIVE_TOKEN, {"token_hash": hash_token(secret)}).first()
     if token is None:
         return None
     now = utcnow()
     if token.last_used_at is None or now - token.last_used_at >= LAST_USED_RESOLUTION:
-        token.last_used_at = now
+        db.execute(update(ScimToken).where(ScimToken.id == token.id).values(last_used_at=now))
         db.commit()
     return token.organization_id

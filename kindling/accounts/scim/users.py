@@ -22,7 +22,7 @@ from scim2_models import (
 )
 from scim2_models import Meta as ScimMeta
 from scim2_models.path import Path
-from sqlalchemy import func, select
+from sqlalchemy import bindparam, func, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
@@ -32,7 +32,7 @@ from kindling.accounts.scim import filters, resources
 from kindling.accounts.scim.models import DirectoryGroup, GroupMembership, ScimUser
 from kindling.accounts.scim.resources import ENTERPRISE_SCHEMA, EnterpriseUser, User
 from kindling.evidence import log as evidence
-from kindling.platform.base import utcnow
+from kindling.platform.base import new_id, utcnow
 
 # Okta sends a password with every created user; people provisioned by a directory usually
 # sign in through it, so the password is kept (hashed), never returned.
@@ -42,6 +42,8 @@ NO_PASSWORD = "!directory"
 # Sign-in email of a person the directory gave no address: `.invalid` never receives mail.
 PLACEHOLDER_DOMAIN = "directory.invalid"
 _USER_NAME = Path[User]("userName").resolve()
+# Run by every create: built once, only the address changes.
+_ACCOUNT_BY_EMAIL = select(Person).where(Person.email == bindparam("email"))
 
 
 def user_name_key(value: str) -> str:
@@ -114,39 +116,37 @@ def create_user(db: Session, *, organization_id: str, payload: dict, base_url: s
     """Provision a person: a new `member`, or the organization's existing account with that email."""
     resource = _parse(payload, Context.RESOURCE_CREATION_REQUEST)
     # No lock of the organization: a new member changes no role, and the unique (organization,
-    # userName) constraint settles two creates of one name. _apply checks the name and email.
+    # userName) and email constraints settle two creates of one name or address (409 at the flush).
     email = _sign_in_email(resource)
-    person = db.scalar(select(Person).where(Person.email == email)) if email else None
+    person = db.scalar(_ACCOUNT_BY_EMAIL, {"email": email}) if email else None
     if person is not None and (person.organization_id != organization_id or db.get(ScimUser, person.id) is not None):
         raise UniquenessException(detail="A person with this email already exists")
     joined = person is None
     if person is None:
         person = Person(
+            id=new_id(),
             email=email or f"{secrets.token_hex(16)}@{PLACEHOLDER_DOMAIN}",
-            name=_display(resource),
             password_hash=NO_PASSWORD,
             account_type="member",
             organization_id=organization_id,
             role="member",
             hand_role="member",
         )
+    scim_user = ScimUser(user_id=person.id, organization_id=organization_id, version=0)
+    # Both rows are written whole: the person's email is the one just looked up, and the
+    # userName's uniqueness is the constraint's to check, so nothing is read back to check again.
+    _write(scim_user, person, resource)
+    scim_user.created_at = scim_user.updated_at
+    if joined:
         db.add(person)
-        _flush_unique(db)
-    user_name = _user_name(resource)
-    scim_user = ScimUser(
-        user_id=person.id,
-        organization_id=organization_id,
-        user_name=user_name[:255],
-        user_name_key=user_name_key(user_name)[:255],
-        resource={},
-        version=0,
-    )
+        _flush_unique(db)  # before its SCIM record, which refers to it
     db.add(scim_user)
     _flush_unique(db)
     if joined:
         authority.record(db, user=person, type=evidence.MEMBER_JOINED, actor_id=None, role="member", source="scim")
-    _apply(db, scim_user, person, resource)
-    return _present(db, [(scim_user, person)], base_url)[0]
+    _follow(db, person, resource)
+    # A person who has just joined belongs to no group yet.
+    return _present(db, [(scim_user, person)], base_url, grouped=not joined)[0]
 
 
 def replace_user(db: Session, *, organization_id: str, user_id: str, payload: dict, base_url: str) -> User:
@@ -268,6 +268,13 @@ def _apply(db: Session, scim_user: ScimUser, person: Person, resource: User) -> 
         if db.scalar(select(Person.id).where(Person.email == email, Person.id != person.id)) is not None:
             raise UniquenessException(detail="A person with this email already exists")
         person.email = email
+    _write(scim_user, person, resource)
+    _flush_unique(db)
+    _follow(db, person, resource)
+
+
+def _write(scim_user: ScimUser, person: Person, resource: User) -> None:
+    """Set what the resource says on the person and their SCIM record; the email aside."""
     if resource.password:
         person.password_hash = _hasher.hash(resource.password)
     enterprise = resource[EnterpriseUser] or EnterpriseUser()
@@ -285,7 +292,11 @@ def _apply(db: Session, scim_user: ScimUser, person: Person, resource: User) -> 
     scim_user.resource = _stored(resource)
     scim_user.version += 1
     scim_user.updated_at = utcnow()
-    _flush_unique(db)
+
+
+def _follow(db: Session, person: Person, resource: User) -> None:
+    """What the resource changes beyond the two records: the reporting line and the lifecycle."""
+    enterprise = resource[EnterpriseUser] or EnterpriseUser()
     manager = enterprise.manager.value or _last_segment(enterprise.manager.ref) if enterprise.manager else None
     reporting_lines.set_manager(
         db, user=person, manager_id=manager, actor_id=None, source="scim", field=f"{ENTERPRISE_SCHEMA}:manager.value"
@@ -309,18 +320,20 @@ def _stored(resource: User) -> dict:
     return stored
 
 
-def _present(db: Session, rows: list[tuple[ScimUser, Person]], base_url: str) -> list[User]:
-    """The resources of these rows, with their groups and managers' names, as the API returns them."""
+def _present(db: Session, rows: list[tuple[ScimUser, Person]], base_url: str, *, grouped: bool = True) -> list[User]:
+    """The resources of these rows, with their groups (unless `grouped` is false: they belong to
+    none) and managers' names, as the API returns them."""
     if not rows:
         return []
     user_ids = [person.id for _, person in rows]
     groups: dict[str, list[dict]] = {user_id: [] for user_id in user_ids}
-    for user_id, group_id, name in db.execute(
+    memberships = (
         select(GroupMembership.user_id, DirectoryGroup.id, DirectoryGroup.display_name)
         .join(DirectoryGroup, DirectoryGroup.id == GroupMembership.group_id)
         .where(GroupMembership.user_id.in_(user_ids))
         .order_by(DirectoryGroup.display_name_key, DirectoryGroup.id)
-    ):
+    )
+    for user_id, group_id, name in db.execute(memberships) if grouped else []:
         groups[user_id].append({"value": group_id, "display": name, "$ref": f"{base_url}/Groups/{group_id}"})
     manager_ids = {person.manager_id for _, person in rows if person.manager_id}
     manager_names = (
