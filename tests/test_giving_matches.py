@@ -7,8 +7,10 @@ import dataclasses
 import pytest
 from sqlalchemy import select
 
+from kindling.donations import ledger, programs
 from kindling.donations.models import GivingLedger, GivingPeriod, GivingRequest
 from kindling.evidence.models import EvidenceEvent
+from kindling.platform.base import utcnow
 from tests.factories import donations as payments
 from tests.helpers import assert_envelope
 
@@ -136,6 +138,23 @@ def test_a_gift_the_persons_cap_leaves_room_for_in_part_is_matched_in_part(clien
     ]
     assert shapes == [("approved", 2000, False), ("approved", 1000, True), ("ineligible", 0, False)]
     assert reserved_by_person(db, alice) == {alice.user.id: 3000}
+
+
+def test_the_ledger_reserves_within_the_cap_and_budget_and_nothing_of_a_reached_cap(make, db):
+    admin = make.admin()
+    alice = make.member(admin)
+    program = make.match_program(admin, per_person_cap=1000, budget=1500)
+    period = programs.period_start(program, utcnow())
+
+    def reserve(wanted: int) -> tuple[int, str | None]:
+        return ledger.reserve(db, program=program, period=period, user_id=alice.user.id, wanted=wanted)
+
+    assert reserve(0) == (0, None)
+    assert reserve(600) == (600, None)
+    assert reserve(600) == (400, None)  # what is left of the cap
+    assert reserve(0) == (0, "person_cap_reached")
+    assert reserve(1) == (0, "person_cap_reached")
+    assert reserved_by_person(db, alice) == {alice.user.id: 1000}
 
 
 def reserved_by_person(db, *accounts) -> dict[str, int]:

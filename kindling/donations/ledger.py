@@ -17,7 +17,7 @@ import datetime as dt
 import functools
 import typing
 
-from sqlalchemy import Executable, Table, bindparam, select
+from sqlalchemy import Executable, Table, bindparam
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session
 
@@ -39,12 +39,15 @@ def reserve(
     person = {"program_id": program.id, "period_start": period, "user_id": user_id}
     # Most requests fit in what is left: one statement reserves them whole.
     amount = min(wanted, program.per_person_cap)
-    if db.execute(statements.claim, person | {"reserved": amount, "cap": program.per_person_cap}).first() is None:
-        # It did not fit, and the row is locked: reserve what is left.
-        amount = program.per_person_cap - db.execute(statements.reserved_by_person, person).scalar_one()
-        if amount <= 0:
+    claim = person | {"reserved": amount, "cap": program.per_person_cap}
+    if amount <= 0 or db.execute(statements.claim, claim).first() is None:
+        # It did not fit (or there is nothing to fit): reserve what is left, under the row's lock.
+        left = program.per_person_cap - db.execute(statements.lock_person, person).scalar_one()
+        if left <= 0:
             return 0, PERSON_CAP_REACHED
-        _add_to_person(db, person, amount)
+        amount = min(wanted, left)
+        if amount > 0:
+            _add_to_person(db, person, amount)
     if program.budget is None:
         return amount, None
     left_of_budget = (
@@ -58,7 +61,7 @@ def reserve(
     return min(amount, left_of_budget), None
 
 
-def holds(request: GivingRequest) -> bool:
+def _holds(request: GivingRequest) -> bool:
     """Whether the request's amount counts against the cap and the budget: while it is open or
     paid, and once reversed after payment, until the money is recovered (a clawback)."""
     return request.status in AMOUNTS or (request.status == "reversed" and request.clawback)
@@ -68,7 +71,7 @@ def tally(db: Session, *, request: GivingRequest, previous: str | None) -> None:
     """Move a request from `previous` (None when it is new; never a reversed one) to its status:
     in what the person's row reserves (a new request's `reserve` did), in what the period's
     reserves, and in the period's tallies, which the summary reads."""
-    reserved = request.amount * (holds(request) - (previous in AMOUNTS))
+    reserved = request.amount * (_holds(request) - (previous in AMOUNTS))
     if reserved and previous is not None:
         person = {"program_id": request.program_id, "period_start": request.period_start, "user_id": request.user_id}
         _add_to_person(db, person, reserved)
@@ -100,7 +103,7 @@ TALLIES = (
 @dataclasses.dataclass(frozen=True)
 class _Statements:
     claim: Executable
-    reserved_by_person: Executable
+    lock_person: Executable
     lock_period: Executable
     add_to_person: Executable
     tally_period: Executable
@@ -115,6 +118,14 @@ def _statements(dialect: str) -> _Statements:
     ledgers, periods = (typing.cast(Table, model.__table__) for model in (GivingLedger, GivingPeriod))
     claim = insert(ledgers)
     period = insert(periods)
+
+    def lock(table: Table, upsert, key: list[str]) -> Executable:
+        # An upsert that changes nothing: it takes the row's lock, making the row if missing, and
+        # returns what the last transaction to hold it committed.
+        return upsert.on_conflict_do_update(index_elements=key, set_={"reserved": table.c.reserved}).returning(
+            table.c.reserved
+        )
+
     return _Statements(
         # Adds `reserved` to the person's row (making it) when the sum stays within `cap`; no row
         # returned means it would not, and the row is left as it was, locked.
@@ -123,16 +134,8 @@ def _statements(dialect: str) -> _Statements:
             set_={"reserved": ledgers.c.reserved + claim.excluded.reserved},
             where=ledgers.c.reserved + claim.excluded.reserved <= bindparam("cap"),
         ).returning(ledgers.c.reserved),
-        reserved_by_person=select(ledgers.c.reserved).where(
-            ledgers.c.program_id == bindparam("program_id"),
-            ledgers.c.period_start == bindparam("period_start"),
-            ledgers.c.user_id == bindparam("user_id"),
-        ),
-        # An upsert that changes nothing: it takes the row's lock, making the row if missing, and
-        # returns what the last transaction to hold it committed.
-        lock_period=period.on_conflict_do_update(
-            index_elements=["program_id", "period_start"], set_={"reserved": periods.c.reserved}
-        ).returning(periods.c.reserved),
+        lock_person=lock(ledgers, claim, ["program_id", "period_start", "user_id"]),
+        lock_period=lock(periods, period, ["program_id", "period_start"]),
         add_to_person=claim.on_conflict_do_update(
             index_elements=["program_id", "period_start", "user_id"],
             set_={"reserved": ledgers.c.reserved + claim.excluded.reserved},
