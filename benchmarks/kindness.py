@@ -17,7 +17,7 @@
    VACUUM ANALYZE.
 4. Times each measurement through HTTP on one keep-alive connection, after a warm-up:
    - baseline: GET /api/auth/session, the cost of any authenticated request (no target);
-   - create: POST /api/kindness by the first organization's admin;
+   - create: POST /api/kindness by the first organization's admin (target: server median ≤ 10 ms);
    - stats uncached: GET /api/kindness/stats right after a create (which retires the cached entry);
    - stats cached: the same request again;
    - page 1: GET /api/kindness?limit=1000, also with a category and with a userId filter;
@@ -34,8 +34,8 @@
 "server" is the `Server-Timing: app;dur=` the server reports: from the request entering the
 application to the start of its response (rate limiter, session lookup, validation, handler,
 queries, JSON encoding). Targets are checked on client p95, except the cached statistics (server
-p95), page 500 (client p50 against 1.5 × page 1's) and the decision (server p50). The load average is printed with the table:
-the numbers mean little on a machine busy with other work.
+p95), page 500 (client p50 against 1.5 × page 1's), the create and the decision (server p50).
+The load average is printed with the table: the numbers mean little on a machine busy with other work.
 """
 
 from __future__ import annotations
@@ -304,7 +304,7 @@ def measure(
         return client, server
 
     baseline = Measurement("baseline: GET auth/session", "")
-    creates = Measurement("create", "≤ 10 ms")
+    creates = Measurement("create", "≤ 10 ms server p50")
     uncached = Measurement("stats, uncached", "≤ 300 ms")
     cached = Measurement("stats, cached", "≤ 5 ms server")
     page_one = Measurement("page 1 (1000 acts)", "≤ 150 ms")
@@ -371,7 +371,7 @@ def measure(
 
     return [
         (baseline, None),
-        (creates, within(creates, 10)),
+        (creates, creates.p("server", 50) <= 10),
         (uncached, within(uncached, 300)),
         (cached, within(cached, 5, "server")),
         (page_one, within(page_one, 150)),
