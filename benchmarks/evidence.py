@@ -31,8 +31,8 @@ import datetime as dt
 import io
 import json
 import os
+import pathlib
 import random
-import resource
 import statistics
 import subprocess
 import sys
@@ -40,7 +40,7 @@ import tempfile
 import time
 import uuid
 
-from sqlalchemy import create_engine, text
+from sqlalchemy import text
 from sqlalchemy.orm import Session
 
 from kindling.compliance import exports
@@ -50,7 +50,7 @@ from kindling.evidence.chain import GENESIS_HASH, event_hash, timestamp
 from kindling.evidence.keys import make_signer
 from kindling.evidence.verify_command import verify_bundle_file
 from kindling.platform.base import utcnow
-from kindling.platform.database import upgrade
+from kindling.platform.database import make_engine, upgrade
 from kindling.volunteering.service import hours_between as volunteering_hours
 
 LARGE, SMALL = 1_000_000, 100_000
@@ -68,19 +68,21 @@ def main() -> int:
     args = parser.parse_args()
     if not args.database_url.startswith("postgresql"):
         parser.error("--database-url must be a PostgreSQL URL")
-    engine = create_engine(args.database_url)
+    # The service's own engine (orjson for JSON columns, the 3 s silence limit), as its verify and export run.
+    engine = make_engine(args.database_url)
     if args.verify_only:
         return verify_in_this_process(engine, args.verify_only)
 
     if not args.reuse:
-        with engine.begin() as connection:
+        seeder = make_engine(args.database_url, silence_limit=None)
+        with seeder.begin() as connection:
             if args.reset:
                 connection.execute(text("DROP SCHEMA public CASCADE; CREATE SCHEMA public"))
         upgrade(args.database_url)
         started = time.perf_counter()
-        large = seed(engine, "large", args.events, mixed=False)
-        small = seed(engine, "small", args.small, mixed=True)
-        with engine.connect().execution_options(isolation_level="AUTOCOMMIT") as connection:
+        large = seed(seeder, "large", args.events, mixed=False)
+        small = seed(seeder, "small", args.small, mixed=True)
+        with seeder.connect().execution_options(isolation_level="AUTOCOMMIT") as connection:
             connection.execute(text("VACUUM ANALYZE"))
         print(f"seeded {args.events + args.small:,} events in {time.perf_counter() - started:.0f} s", file=sys.stderr)
     else:
@@ -547,9 +549,16 @@ def verify_in_this_process(engine, organization_id: str) -> int:
                 "seconds": time.perf_counter() - started,
                 "cpu_seconds": time.process_time() - cpu,
             }
-    result["peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    result["peak_rss_mb"] = peak_rss_mb()
     print(json.dumps(result))
     return 0
+
+
+def peak_rss_mb() -> float:
+    """This process's own peak resident set size. Not getrusage's ru_maxrss: Linux carries that
+    over from the parent through fork and exec, so a child of a seeding run reports the seeder's."""
+    status = pathlib.Path("/proc/self/status").read_text()
+    return int(status.split("VmHWM:")[1].split()[0]) / 1024
 
 
 if __name__ == "__main__":
