@@ -33,45 +33,60 @@ def timestamp(moment: dt.datetime) -> str:
 _SAFE_INTEGER = 2**53 - 1
 
 
-def _plain(value: object) -> bool:
-    """Holds only what orjson writes exactly as RFC 8785 does: strings,
-    booleans, null, safe integers, floats that print in plain decimals and are not whole
-    (1e-4 ≤ |x| < 1e16: there rfc8785 itself writes `repr(x)`), lists, and objects with ASCII keys."""
-    stack: list[typing.Any] = [value]
-    while stack:
-        item = stack.pop()
-        kind = type(item)
-        if kind is str or kind is bool or item is None:
-            continue
-        if kind is int:
-            if not -_SAFE_INTEGER <= item <= _SAFE_INTEGER:
-                return False
-        elif kind is float:
-            if not 1e-4 <= abs(item) < 1e16 or item.is_integer():
-                return False
-        elif kind is dict:
-            for key in item:
-                if type(key) is not str or not key.isascii():
-                    return False
-            stack.extend(item.values())
-        elif kind is list:
-            stack.extend(item)
-        else:
-            return False
-    return True
+_NOT_PLAIN = object()
+
+
+def _plain_form(value: typing.Any) -> typing.Any:
+    """`value` in the form orjson writes exactly as RFC 8785 does, or `_NOT_PLAIN`.
+
+    Plain are strings, booleans, null, safe integers, floats that print in plain decimals
+    (1e-4 ≤ |x| < 1e16: there rfc8785 itself writes `repr(x)`), lists, and objects with ASCII keys.
+    A whole float of at most 2**53 is plain too, as the integer RFC 8785 writes for it: the form
+    is then a copy with that integer in its place (orjson would write `12.0`)."""
+    kind = type(value)
+    if kind is str or kind is bool or value is None:
+        return value
+    if kind is int:
+        return value if -_SAFE_INTEGER <= value <= _SAFE_INTEGER else _NOT_PLAIN
+    if kind is float:
+        if value.is_integer():
+            return int(value) if abs(value) <= _SAFE_INTEGER else _NOT_PLAIN
+        return value if 1e-4 <= abs(value) < 1e16 else _NOT_PLAIN
+    if kind is dict:
+        form = value
+        for key, item in value.items():
+            if type(key) is not str or not key.isascii():
+                return _NOT_PLAIN
+            if type(item) is str:  # most members: no call
+                continue
+            part = _plain_form(item)
+            if part is not item:
+                if part is _NOT_PLAIN:
+                    return _NOT_PLAIN
+                if form is value:
+                    form = dict(value)
+                form[key] = part
+        return form
+    if kind is list:
+        parts = [_plain_form(item) for item in value]
+        if any(part is _NOT_PLAIN for part in parts):
+            return _NOT_PLAIN
+        return parts
+    return _NOT_PLAIN
 
 
 def canonical(value: typing.Any) -> bytes:
     """RFC 8785 canonical JSON of `value`.
 
     rfc8785 writes it in pure Python, many times slower than orjson, and the chain of a million
-    events is rehashed on every verification. For plain values (`_plain`) orjson's sorted compact
+    events is rehashed on every verification. For plain values (`_plain_form`) orjson's sorted compact
     output is the same bytes: ASCII keys sort alike by code point and by UTF-16 unit, integers and
     such floats print alike, and it escapes exactly the characters rfc8785 escapes, the same way.
-    Everything else (whole or very large or small floats, non-ASCII keys, lone surrogates) goes
+    Everything else (very large or small floats, non-ASCII keys, lone surrogates) goes
     through rfc8785; tests/evidence/test_canonical.py compares the two.
     """
-    quick = _plain(value) and _orjson(value)
+    form = _plain_form(value)
+    quick = form is not _NOT_PLAIN and _orjson(form)
     if quick:
         return quick
     # RFC 8785 composes a value's form from its parts' forms, so a value with a few parts that are
@@ -99,9 +114,15 @@ def _orjson(value: object) -> bytes | None:
 
 def event_hash(event: dict) -> str:
     """Lowercase hex SHA-256 of the RFC 8785 canonical JSON of the event without its `hash`."""
-    body = {name: event[name] for name in HASHED_MEMBERS}
+    return body_hash({name: event[name] for name in HASHED_MEMBERS})
+
+
+def body_hash(body: dict) -> str:
+    """`event_hash` of an event's body: a dict of exactly `HASHED_MEMBERS`."""
     # As `canonical`, with the members around `data` checked by shape: verification runs it a million times.
-    quick = _plain_envelope(body) and _plain(body["data"]) and _orjson(body)
+    data = body["data"]
+    form = _plain_form(data) if _plain_envelope(body) else _NOT_PLAIN
+    quick = form is not _NOT_PLAIN and _orjson(body if form is data else {**body, "data": form})
     return hashlib.sha256(quick or canonical(body)).hexdigest()
 
 

@@ -12,7 +12,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from kindling.evidence import replay
-from kindling.evidence.chain import event_hash, timestamp
+from kindling.evidence.chain import body_hash, event_hash, timestamp
 from kindling.evidence.models import EvidenceEvent
 from kindling.platform.base import UTCDateTime
 
@@ -67,8 +67,12 @@ class Reconciliation:
 
     def hashed(self, event: dict) -> None:
         """Check an event's own hash."""
-        if event_hash(event) != event["hash"] and (self.first_unhashed is None or event["seq"] < self.first_unhashed):
-            self.first_unhashed = event["seq"]
+        self.compare(event["seq"], event_hash(event), event["hash"])
+
+    def compare(self, seq: int, computed: str, stored: str) -> None:
+        """Note event `seq` as unhashed when the hash computed of it is not the one stored."""
+        if computed != stored and (self.first_unhashed is None or seq < self.first_unhashed):
+            self.first_unhashed = seq
 
 
 RECORD_KINDS = tuple(_RECORDS)
@@ -114,7 +118,7 @@ def _differences(db: Session, organization_id: str, up_to: int, kind: str, table
             .order_by(_events.c.subject_id, _events.c.seq)
         )
         for seq, type_, subject_id, actor_id, data, occurred_at, prev_hash, hash_ in events:
-            event = {
+            body = {
                 "seq": seq,
                 "organizationId": organization_id,
                 "type": type_,
@@ -123,16 +127,16 @@ def _differences(db: Session, organization_id: str, up_to: int, kind: str, table
                 "data": data,
                 "occurredAt": timestamp(occurred_at),
                 "prevHash": prev_hash,
-                "hash": hash_,
             }
-            found.hashed(event)
-            states[subject_id] = replay.apply(states.get(subject_id), event)
+            found.compare(seq, body_hash(body), hash_)
+            states[subject_id] = replay.apply(states.get(subject_id), body)
         for row in rows:
-            state = states.pop(row.id, None)
+            record_id = row[0]
+            state = states.pop(record_id, None)
             facts = _table_facts(kind, row)
             logged = replay.implied(kind, state) if state is not None else None
             if logged != facts:
-                yield row.id, logged, facts
+                yield record_id, logged, facts
         for subject_id in sorted(states):  # events of records no table holds
             yield subject_id, replay.implied(kind, states[subject_id]), None
         if last is None:
@@ -147,27 +151,21 @@ _EVENT_COLUMNS = tuple(
 
 def _table_facts(kind: str, row) -> dict:
     """A table row's facts, named and written as the log writes them."""
+    # Unpacked in the order of `_RECORDS`' columns: a Row's attributes cost many times its items.
     if kind == "act":
+        _, _, created_at, category, requested_level, verified_level, verification_status = row
         return {
-            "createdAt": timestamp(row.created_at),
-            "category": row.category,
-            "requestedLevel": row.verification_level,
-            "verifiedLevel": row.verified_level,
-            "verificationStatus": row.verification_status,
+            "createdAt": timestamp(created_at),
+            "category": category,
+            "requestedLevel": requested_level,
+            "verifiedLevel": verified_level,
+            "verificationStatus": verification_status,
         }
     if kind == "check_in":
-        return {
-            "checkedInAt": timestamp(row.checked_in_at),
-            "userId": row.user_id,
-            "verified": row.verified,
-            "hours": row.hours,
-        }
-    return {
-        "createdAt": timestamp(row.created_at),
-        "amount": row.amount,
-        "currency": row.currency,
-        "status": row.status,
-    }
+        _, _, checked_in_at, user_id, verified, hours = row
+        return {"checkedInAt": timestamp(checked_in_at), "userId": user_id, "verified": verified, "hours": hours}
+    _, _, created_at, amount, currency, status = row
+    return {"createdAt": timestamp(created_at), "amount": amount, "currency": currency, "status": status}
 
 
 def _first_difference(log: dict | None, table: dict | None) -> dict:

@@ -52,6 +52,7 @@ def test_canonical_is_rfc8785(value):
             "plain": 153.4,
             "edge": 1e16,
             "low": 0.0001,
+            "whole": [-3.0, 2.0**53 - 1, 2.0**53, -(2.0**53) + 1],
         },
         {"text": 'quote " backslash \\ controls \x00\x1f\x7f\u2028 and é'},
         {"big": 2**60},
