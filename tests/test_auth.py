@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import datetime as dt
+import time
 
-from sqlalchemy import select
+from sqlalchemy import event, select
 
+from kindling.accounts import sessions
 from kindling.accounts.models import Session, User
+from kindling.accounts.principal_cache import PRINCIPAL_TTL, principals
 from kindling.accounts.sessions import hash_token
 from kindling.web.authentication import COOKIE_NAME
 from tests.factories import PASSWORD
@@ -228,3 +231,23 @@ def test_a_revoked_session_is_refused_at_once_though_its_principal_was_cached(cl
     assert client.post("/api/auth/sign-out", headers=first.headers).status_code == 200
     assert client.get("/api/auth/session", headers=first.headers).status_code == 401
     assert client.get("/api/auth/session", headers=second.headers).status_code == 200
+
+
+def test_a_slow_lookup_keeps_its_principal_no_longer_than_the_ttl_from_its_read(make, db):
+    """The bound on a revocation elsewhere counts from the database read: a principal read just
+    before a revocation, by a lookup that then took long, must not be trusted a second after it."""
+    account = make.admin()
+    principals.clear()
+    connection = db.connection()
+
+    def slow(*_args) -> None:
+        time.sleep(0.6)
+
+    event.listen(connection, "after_cursor_execute", slow)
+    try:
+        read_at = time.monotonic()
+        assert sessions.live_principal(db, account.token) is not None
+    finally:
+        event.remove(connection, "after_cursor_execute", slow)
+    time.sleep(max(0.0, read_at + PRINCIPAL_TTL + 0.05 - time.monotonic()))
+    assert principals.get(hash_token(account.token)) is None

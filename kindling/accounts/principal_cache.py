@@ -32,8 +32,10 @@ class PrincipalCache:
             return None
         return entry[1]
 
-    def put(self, token_hash: str, principal: Principal, ttl: float) -> None:
-        expires = time.monotonic() + min(ttl, self._ttl)
+    def put(self, token_hash: str, principal: Principal, ttl: float, *, read_at: float) -> None:
+        """Keep `principal`, read from the database at `read_at` (time.monotonic()), for at most
+        PRINCIPAL_TTL from that read: a lookup that took long keeps no stale copy past the bound."""
+        expires = read_at + min(ttl, self._ttl)
         with self._lock:
             if len(self._entries) >= self._max_entries:
                 now = time.monotonic()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import hashlib
+import time
 
 from sqlalchemy import event, select
 from sqlalchemy.orm import Session as DbSession
@@ -31,7 +32,7 @@ def live_principal(db: DbSession, token: str) -> Principal | None:
     due (the caller commits). The principal is kept in this process's cache for up to a second,
     never past the credential's expiry, so most requests skip the database."""
     token_hash = hash_token(token)
-    now = utcnow()
+    read_at, now = time.monotonic(), utcnow()
     found = (
         _api_token_principal(db, token_hash, now)
         if token.startswith(TOKEN_PREFIX)
@@ -40,7 +41,7 @@ def live_principal(db: DbSession, token: str) -> Principal | None:
     if found is None:
         return None
     principal, expires_at = found
-    principals.put(token_hash, principal, (expires_at - now).total_seconds())
+    principals.put(token_hash, principal, (expires_at - now).total_seconds(), read_at=read_at)
     return principal
 
 
