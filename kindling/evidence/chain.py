@@ -71,7 +71,7 @@ def _plain_form(value: typing.Any) -> typing.Any:
         parts = [_plain_form(item) for item in value]
         if any(part is _NOT_PLAIN for part in parts):
             return _NOT_PLAIN
-        return parts
+        return value if all(part is item for part, item in zip(parts, value, strict=True)) else parts
     return _NOT_PLAIN
 
 
