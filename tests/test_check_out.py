@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import uuid
 
 import pytest
 
@@ -61,7 +62,10 @@ def test_check_out_is_once_and_only_for_ones_own_check_in(client, make):
     member = make.member(admin)
     opportunity = make.opportunity(admin)
     path = f"/api/volunteer/{opportunity.id}/check-out"
-    assert client.post(path, headers=member.headers).status_code == 404
+    # The opportunity exists, so not 404: that is for an opportunity there is not.
+    before = client.post(path, headers=member.headers)
+    assert before.status_code == 409 and before.json()["code"] == "not_checked_in"
+    assert client.post(f"/api/volunteer/{uuid.uuid4()}/check-out", headers=member.headers).status_code == 404
     make.check_in(member, opportunity)
     assert client.post(path, headers=member.headers).status_code == 200
     again = client.post(path, headers=member.headers)

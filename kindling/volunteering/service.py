@@ -233,7 +233,8 @@ def check_out(db: Session, *, caller: Principal, opportunity_id: str, now: dt.da
         .execution_options(populate_existing=True)
     )
     if record is None:
-        raise NotFound("You have not checked in to this opportunity")
+        # The opportunity exists (404 says it does not): the caller's own state is what is missing.
+        raise Conflict("You have not checked in to this opportunity", code="not_checked_in")
     if record.checked_out_at is not None:
         raise Conflict("You have already checked out of this opportunity", code="already_checked_out")
     if record.approved_at is not None and record.hours:
