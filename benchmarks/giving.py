@@ -10,10 +10,9 @@
 2. Starts the app `kindling serve` runs, under uvicorn with one worker, wrapped by
    benchmarks/server_timing.py, with RATE_LIMIT_MULTIPLIER=100000 and a payment webhook secret.
 3. Signs up an organization, and a second one with no program, creates a 1:1 matching-gift program
-   in the first through the API, and seeds in SQL
-   1,000 members and 100,000 succeeded donations, each with its match request (approved, paid,
-   requested, declined and ineligible ones), in the program's current period, with the ledger rows
-   that reserve them; then VACUUM ANALYZE.
+   in the first through the API, and seeds in SQL 1,000 members and 100,000 succeeded donations,
+   each with its match request (approved, paid, requested, declined and ineligible ones), in the
+   program's current period, with the ledger rows that reserve them; then VACUUM ANALYZE.
 4. Times, on one keep-alive connection, after a warm-up:
    - webhook, matched: a signed `payment_intent.succeeded` for a pending donation while the program
      is active, so the webhook also makes a match request (locks, ledger, evidence, outbox);
