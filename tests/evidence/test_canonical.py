@@ -1,4 +1,4 @@
-"""The quick path of canonical JSON writes exactly the bytes rfc8785 writes."""
+"""The quick path of canonical JSON writes exactly the bytes rfc8785 writes, as does the migrations' frozen rule."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kindling.evidence.chain import canonical, event_hash
+from kindling.migrations import frozen_hashing
 
 scalars = (
     st.none()
@@ -86,3 +87,5 @@ def test_event_hashes_are_sha256_of_rfc8785(event):
             event_hash(event)
         return
     assert event_hash(event) == expected
+    # What migrations appended verifies under the live rule.
+    assert frozen_hashing.event_hash(event) == expected

@@ -13,7 +13,7 @@ import sqlalchemy as sa
 from alembic import op
 
 import kindling.platform.base
-from kindling.evidence.chain import GENESIS_HASH, event_hash, timestamp
+from kindling.migrations.frozen_hashing import GENESIS_HASH, event_hash, timestamp
 
 revision = "0011"
 down_revision = "0010"

@@ -19,7 +19,7 @@ import sqlalchemy as sa
 from alembic import op
 
 import kindling.platform.base
-from kindling.evidence.chain import GENESIS_HASH, canonical, event_hash, timestamp
+from kindling.migrations.frozen_hashing import GENESIS_HASH, canonical, event_hash, timestamp
 
 revision = "0014"
 down_revision = "0013"
