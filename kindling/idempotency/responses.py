@@ -1,4 +1,4 @@
-"""Finding, keeping and forgetting the responses of keyed writes (docs/decisions.md §37).
+"""Finding, keeping and forgetting the responses of keyed writes (docs/decisions.md §16).
 
 A key is the caller's: two people may use the same one. While a keyed write runs, its
 transaction holds the key (an advisory lock on PostgreSQL; SQLite's single writer queues the

@@ -113,7 +113,7 @@ def keep_refusals(flask_app: flask.Flask, state: Runtime) -> None:
 
 def _body_sha256(request: flask.Request) -> str:
     """The SHA-256 of the raw body; of a multipart body, of its parts, so that a retry with another
-    boundary is the same request (docs/decisions.md §37)."""
+    boundary is the same request (docs/decisions.md §16)."""
     if request.mimetype != "multipart/form-data":
         return responses.body_sha256(request.get_data(cache=True))
     parts: list[list[str]] = [[name, value] for name, value in request.form.items(multi=True)]
