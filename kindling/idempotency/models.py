@@ -11,7 +11,7 @@ from kindling.platform.base import Base, utcnow
 
 
 class IdempotentResponse(Base):
-    """The response to the first request with a key, stored in the transaction of its effect."""
+    """A key claimed by its first request, and that request's response, stored with its effect."""
 
     __tablename__ = "idempotent_responses"
 
@@ -21,7 +21,8 @@ class IdempotentResponse(Base):
     # "POST /api/kindness/…", path parameters included.
     operation: Mapped[str] = mapped_column(String(2100))
     body_sha256: Mapped[str] = mapped_column(String(64))
-    status: Mapped[int] = mapped_column(Integer)
-    headers: Mapped[dict] = mapped_column(JSON)
-    body: Mapped[bytes] = mapped_column(LargeBinary)
+    # None while the key's first request runs.
+    status: Mapped[int | None] = mapped_column(Integer)
+    headers: Mapped[dict | None] = mapped_column(JSON)
+    body: Mapped[bytes | None] = mapped_column(LargeBinary)
     created_at: Mapped[dt.datetime] = mapped_column(default=utcnow, index=True)

@@ -1,9 +1,10 @@
 """Finding, keeping and forgetting the responses of keyed writes (docs/decisions.md §16).
 
-A key is the caller's: two people may use the same one. While a keyed write runs, its
-transaction holds the key (an advisory lock on PostgreSQL; SQLite's single writer queues the
-second request behind the first), and its response is inserted in that same transaction, so
-the effect and the stored response commit together or not at all.
+A key is the caller's: two people may use the same one. A keyed write claims its key in its own
+transaction (under an advisory lock on PostgreSQL, so that a second request meets the lock rather
+than waiting for the first; SQLite's single writer queues the second request behind the first),
+and stores its response in that claim, so that the effect and the stored response commit
+together or not at all.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ import dataclasses
 import datetime as dt
 import hashlib
 
-from sqlalchemy import delete, func, select
+from sqlalchemy import delete, func, literal, select, true, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session
 
@@ -56,46 +57,66 @@ def key_in_use() -> Conflict:
 def begin(db: Session, attempt: Attempt, *, now: dt.datetime) -> Answer | None:
     """What the key's first request answered, to answer again; None when the key is new, which
     the transaction of `db` then holds until it ends."""
-    if db.get_bind().dialect.name == "postgresql" and not db.scalar(
-        select(func.pg_try_advisory_xact_lock(_lock(attempt)))
-    ):
-        raise key_in_use()
-    stored = db.scalar(
-        select(IdempotentResponse).where(
-            IdempotentResponse.user_id == attempt.user_id,
-            IdempotentResponse.key == attempt.key,
-            IdempotentResponse.created_at > now - KEPT_FOR,
-        )
-    )
-    if stored is None:
-        return None
-    if (stored.operation, stored.body_sha256) != (attempt.operation, attempt.body_sha256):
-        raise IdempotencyKeyReused("This Idempotency-Key was used for another request: use a new key for a new request")
-    return Answer(stored.status, stored.headers, stored.body)
-
-
-def keep(db: Session, attempt: Attempt, answer: Answer, *, now: dt.datetime) -> None:
-    """Store the answer to `attempt`, in the transaction of its effect; a key expired but not yet
-    purged is taken over."""
-    insert = postgresql.insert if db.get_bind().dialect.name == "postgresql" else sqlite.insert
+    postgres = db.get_bind().dialect.name == "postgresql"
+    insert = postgresql.insert if postgres else sqlite.insert
     values = {
         "user_id": attempt.user_id,
         "key": attempt.key,
         "operation": attempt.operation,
         "body_sha256": attempt.body_sha256,
-        "status": answer.status,
-        "headers": answer.headers,
-        "body": answer.body,
         "created_at": now,
     }
+    # One statement for a new key: the lock, then the claim of the key in this transaction.
+    free = func.pg_try_advisory_xact_lock(_lock(attempt)) if postgres else true()
+    claimed = db.scalar(
+        insert(IdempotentResponse)
+        .from_select(list(values), select(*(literal(value) for value in values.values())).where(free))
+        .on_conflict_do_nothing()
+        .returning(IdempotentResponse.key)
+    )
+    if claimed is not None:
+        return None
+    stored = db.get(IdempotentResponse, (attempt.user_id, attempt.key), populate_existing=True)
+    if stored is None or stored.status is None:
+        raise key_in_use()  # claimed by a transaction still running
+    if stored.created_at <= now - KEPT_FOR:
+        # Expired, and not yet forgotten by the worker: the key is new again.
+        for name, value in values.items():
+            setattr(stored, name, value)
+        stored.status = stored.headers = stored.body = None
+        db.flush()
+        return None
+    if (stored.operation, stored.body_sha256) != (attempt.operation, attempt.body_sha256):
+        raise IdempotencyKeyReused("This Idempotency-Key was used for another request: use a new key for a new request")
+    return Answer(stored.status, stored.headers or {}, stored.body or b"")
+
+
+def keep(db: Session, attempt: Attempt, answer: Answer) -> None:
+    """Store the answer in the key's claim, in the transaction of the answer's effect."""
+    db.execute(
+        update(IdempotentResponse)
+        .where(IdempotentResponse.user_id == attempt.user_id, IdempotentResponse.key == attempt.key)
+        .values(status=answer.status, headers=answer.headers, body=answer.body)
+    )
+
+
+def keep_refusal(db: Session, attempt: Attempt, answer: Answer, *, now: dt.datetime) -> None:
+    """Store a refusal, in a transaction of its own once the request's has rolled back its claim;
+    a request that claimed the key meanwhile keeps it."""
+    insert = postgresql.insert if db.get_bind().dialect.name == "postgresql" else sqlite.insert
     db.execute(
         insert(IdempotentResponse)
-        .values(values)
-        .on_conflict_do_update(
-            index_elements=["user_id", "key"],
-            set_={name: value for name, value in values.items() if name not in ("user_id", "key")},
-            where=IdempotentResponse.created_at <= now - KEPT_FOR,
+        .values(
+            user_id=attempt.user_id,
+            key=attempt.key,
+            operation=attempt.operation,
+            body_sha256=attempt.body_sha256,
+            status=answer.status,
+            headers=answer.headers,
+            body=answer.body,
+            created_at=now,
         )
+        .on_conflict_do_nothing()
     )
 
 

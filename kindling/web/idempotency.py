@@ -87,7 +87,7 @@ def keep_answers(flask_app: flask.Flask, operations: KeyedOperations) -> None:
         headers = {name: value for name, value in response.headers.items() if name.lower() in named}
         answer = Answer(response.status_code, headers, response.get_data())
         if response.status_code < 400:
-            responses.keep(db(), attempt, answer, now=utcnow())
+            responses.keep(db(), attempt, answer)
         elif response.status_code < 500:
             flask.g.idempotency_refusal = (attempt, answer)
         return response
@@ -107,7 +107,7 @@ def keep_refusals(flask_app: flask.Flask, state: Runtime) -> None:
             refusal = (attempt, Answer(error.status, headers, envelope(error)))
         if refusal is not None:
             with state.session_factory() as session:
-                responses.keep(session, *refusal, now=utcnow())
+                responses.keep_refusal(session, *refusal, now=utcnow())
                 session.commit()
 
 

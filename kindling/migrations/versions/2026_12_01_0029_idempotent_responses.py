@@ -25,9 +25,9 @@ def upgrade() -> None:
         sa.Column("key", sa.String(length=255), nullable=False),
         sa.Column("operation", sa.String(length=2100), nullable=False),
         sa.Column("body_sha256", sa.String(length=64), nullable=False),
-        sa.Column("status", sa.Integer(), nullable=False),
-        sa.Column("headers", sa.JSON(), nullable=False),
-        sa.Column("body", sa.LargeBinary(), nullable=False),
+        sa.Column("status", sa.Integer(), nullable=True),
+        sa.Column("headers", sa.JSON(), nullable=True),
+        sa.Column("body", sa.LargeBinary(), nullable=True),
         sa.Column("created_at", kindling.platform.base.UTCDateTime(timezone=True), nullable=False),
         sa.PrimaryKeyConstraint("user_id", "key", name=op.f("pk_idempotent_responses")),
     )
