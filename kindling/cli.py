@@ -69,14 +69,16 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _worker(settings: Settings):
-    """The worker loop: webhook delivery, the evidence checkpoints and the retention of wellbeing comments."""
+    """The worker loop: webhook delivery, the evidence checkpoints, the retention of wellbeing
+    comments and of idempotent responses."""
+    from kindling.idempotency import responses
     from kindling.webhooks.delivery import Worker
     from kindling.wellbeing import retention
 
     return Worker(
         settings,
         tasks=_worker_tasks(settings),
-        chores=[retention.chore(settings.wellbeing_comment_retention_days)],
+        chores=[retention.chore(settings.wellbeing_comment_retention_days), responses.chore],
     )
 
 

@@ -6,6 +6,7 @@ from kindling.branding import models as _branding  # noqa: F401
 from kindling.consulting import models as _consulting  # noqa: F401
 from kindling.donations import models as _donations  # noqa: F401
 from kindling.evidence import models as _evidence  # noqa: F401
+from kindling.idempotency import models as _idempotency  # noqa: F401
 from kindling.kindness import models as _kindness  # noqa: F401
 from kindling.kindness import verification_models as _verification  # noqa: F401
 from kindling.platform.base import Base

@@ -23,6 +23,7 @@ from kindling.web import errors
 from kindling.web.apidocs import SPEC_JSON_PATH, SpecMiddleware
 from kindling.web.authentication import AuthenticationMiddleware
 from kindling.web.authorization import AuthorizationMiddleware
+from kindling.web.idempotency import KeyedOperations, keep_answers, keep_refusals
 from kindling.web.operations import Operations
 from kindling.web.overrides import validator_map
 from kindling.web.overrides.handler_signatures import settle_handlers
@@ -105,7 +106,11 @@ def create_app(settings: Settings | None = None) -> connexion.FlaskApp:
     # After Connexion's security step, so a caller without a session gets its 401 first.
     app.add_middleware(AuthorizationMiddleware, position=MiddlewarePosition.BEFORE_VALIDATION, operations=operations)
     errors.register(app)
+    # Flask runs teardowns in reverse order and after-request hooks too: a keyed write's success
+    # is stored before the request's commit, its refusal after the request's transaction ended.
+    keep_refusals(app.app, state)
     own_request_transactions(app.app, state)
+    keep_answers(app.app, KeyedOperations(spec))
     return app
 
 

@@ -9,6 +9,7 @@ from kindling.accounts.models import Organization, User
 from kindling.accounts.models import Session as UserSession
 from kindling.accounts.scim.models import DirectoryGroup, GroupMembership, ScimToken, ScimUser
 from kindling.donations.models import Donation, GivingLedger, GivingPeriod, GivingProgram, GivingRequest
+from kindling.idempotency.models import IdempotentResponse
 from kindling.kindness.models import KindnessAct, KindnessRecipientTally, KindnessTally
 
 
@@ -24,7 +25,8 @@ def forget_evidence(db: Session, organization_id: str) -> None:
 
 
 def forget(db: Session, organization_id: str) -> None:
-    """Remove the organization, its people, their sessions, its acts, donations, giving and evidence log."""
+    """Remove the organization, its people, their sessions and idempotent responses, its acts,
+    donations, giving and evidence log."""
     users = select(User.id).where(User.organization_id == organization_id)
     forget_evidence(db, organization_id)
     program_ids = select(GivingProgram.id).where(GivingProgram.organization_id == organization_id)
@@ -35,7 +37,8 @@ def forget(db: Session, organization_id: str) -> None:
     db.execute(delete(Donation).where(Donation.organization_id == organization_id))
     for model in (KindnessAct, KindnessTally, KindnessRecipientTally):
         db.execute(delete(model).where(model.organization_id == organization_id))
-    db.execute(delete(UserSession).where(UserSession.user_id.in_(users)))
+    for model in (UserSession, IdempotentResponse):
+        db.execute(delete(model).where(model.user_id.in_(users)))
     groups = select(DirectoryGroup.id).where(DirectoryGroup.organization_id == organization_id)
     db.execute(delete(GroupMembership).where(GroupMembership.group_id.in_(groups)))
     for model in (DirectoryGroup, ScimUser, ScimToken):
