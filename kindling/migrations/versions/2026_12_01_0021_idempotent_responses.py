@@ -1,6 +1,6 @@
 """idempotent responses
 
-Revision ID: 0029
+Revision ID: 0021
 Revises: 0020
 
 The responses of writes sent with an Idempotency-Key, kept a day so that their retries answer
@@ -12,7 +12,7 @@ from alembic import op
 
 import kindling.platform.base
 
-revision = "0029"
+revision = "0021"
 down_revision = "0020"
 branch_labels = None
 depends_on = None
