@@ -470,9 +470,12 @@ def test_a_password_session_does_not_hold_while_sso_is_enforced(client, make, ss
     assert configure(client, sso.admin, openid_provider, enforced=True, **fields).status_code == 200
     assert client.get("/api/auth/session", headers=admin.headers).status_code == 200
     late = make.member(sso.admin)  # a password session the revocation did not see
-    assert client.patch(
-        f"/api/organization/members/{admin.user.id}", json={"role": "member"}, headers=sso.admin.headers
-    ).status_code == 200
+    assert (
+        client.patch(
+            f"/api/organization/members/{admin.user.id}", json={"role": "member"}, headers=sso.admin.headers
+        ).status_code
+        == 200
+    )
     for refused in (late, admin):
         assert_envelope(client.get("/api/auth/session", headers=refused.headers), 401)
 

@@ -126,7 +126,10 @@ def test_an_unverified_claim_never_blocks_the_organization_that_verifies(client,
     assert_envelope(verify(client, attacker, name), 409, "domain_not_verified")
     assert verify(client, rightful, name).status_code == 200
     # The verified claim wins; the other is dropped, and cannot come back.
-    assert [claim["domain"] for claim in client.get("/api/organization/sso", headers=attacker.headers).json()["data"]["emailDomains"]] == []
+    assert [
+        claim["domain"]
+        for claim in client.get("/api/organization/sso", headers=attacker.headers).json()["data"]["emailDomains"]
+    ] == []
     assert_envelope(verify(client, attacker, name), 404)
     assert_envelope(
         configure(client, attacker, openid_provider, domains=[name], jitProvisioning=True), 409, "email_domain_taken"

@@ -8,7 +8,8 @@ import secrets
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
-from kindling.accounts.models import ApiToken, Session as SignedInSession, SsoConnection, User
+from kindling.accounts.models import ApiToken, SsoConnection, User
+from kindling.accounts.models import Session as SignedInSession
 from kindling.accounts.sessions import TOKEN_PREFIX, forget_after_commit, hash_token, password_session_ended
 from kindling.errors import Conflict, Forbidden, NotFound
 from kindling.platform.base import utcnow

@@ -68,7 +68,9 @@ class Accounts:
 
     def api_token(self, account: Account, *, name: str = "ci", expires_in_days: int = 30) -> Account:
         """The same person calling with a new personal API token instead of a session."""
-        session_id = self.db.scalar(select(SignedInSession.id).where(SignedInSession.token_hash == hash_token(account.token)))
+        session_id = self.db.scalar(
+            select(SignedInSession.id).where(SignedInSession.token_hash == hash_token(account.token))
+        )
         value, _ = api_tokens.create_token(
             self.db, user_id=account.user.id, session_id=session_id, name=name, expires_in_days=expires_in_days
         )

@@ -35,12 +35,8 @@ def upgrade() -> None:
 
     with op.batch_alter_table("sso_domains", schema=None) as batch_op:
         batch_op.add_column(sa.Column("verification_token", sa.String(length=64), nullable=True))
-        batch_op.add_column(
-            sa.Column("created_at", kindling.platform.base.UTCDateTime(timezone=True), nullable=True)
-        )
-        batch_op.add_column(
-            sa.Column("verified_at", kindling.platform.base.UTCDateTime(timezone=True), nullable=True)
-        )
+        batch_op.add_column(sa.Column("created_at", kindling.platform.base.UTCDateTime(timezone=True), nullable=True))
+        batch_op.add_column(sa.Column("verified_at", kindling.platform.base.UTCDateTime(timezone=True), nullable=True))
     domains = sa.table(
         "sso_domains",
         sa.column("domain", sa.String()),
