@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import ipaddress
 import os
 import re
 import typing
@@ -60,6 +61,10 @@ class Settings:
     validate_responses: bool = False
     # Swagger UI at /api/ui/ and the spec at /api/openapi.json, for people exploring the API.
     api_docs: bool = True
+    # The DNS resolvers (address, port) that domain verification asks; empty: the system's.
+    dns_nameservers: tuple[tuple[str, int], ...] = ()
+    # Seconds a domain's DNS lookup may take in all; tests shorten it, so it is not read from the environment.
+    dns_timeout: float = 5.0
 
     @property
     def embedded(self) -> bool:
@@ -155,7 +160,37 @@ class Settings:
             smtp_url=smtp_url,
             mail_from=mail_from,
             api_docs=_flag(env, "API_DOCS", default=environment in ("development", "test")),
+            dns_nameservers=_nameservers(text("DNS_NAMESERVERS", "")),
         )
+
+
+def _nameservers(value: str) -> tuple[tuple[str, int], ...]:
+    """DNS_NAMESERVERS: comma-separated `address[:port]` (an IPv6 address with a port in brackets,
+    `[2001:db8::53]:5353`); port 53 when none is given. Addresses only: a resolver's own name
+    would need a resolver to find it."""
+    servers = []
+    for item in (part.strip() for part in value.split(",")):
+        if not item:
+            continue
+        host, port_text = item, "53"
+        if item.startswith("["):
+            host, _, rest = item[1:].partition("]")
+            if rest:
+                if not rest.startswith(":"):
+                    raise ConfigError(f"DNS_NAMESERVERS: {item!r} is not address[:port]")
+                port_text = rest[1:]
+        elif item.count(":") == 1:
+            host, port_text = item.split(":")
+        try:
+            address = ipaddress.ip_address(host)
+        except ValueError:
+            raise ConfigError(
+                f"DNS_NAMESERVERS: {item!r} is not an IP address[:port] (an IPv6 address with a port goes in brackets)"
+            ) from None
+        if not port_text.isdigit() or not 1 <= int(port_text) <= 65535:
+            raise ConfigError(f"DNS_NAMESERVERS: {item!r} has a port that is not from 1 to 65535")
+        servers.append((str(address), int(port_text)))
+    return tuple(servers)
 
 
 def _mail(text, public_url: str | None) -> tuple[str | None, str | None]:

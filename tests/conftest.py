@@ -18,6 +18,7 @@ from kindling.web.app import create_app
 from tests import factories
 
 pytest_plugins = [
+    "tests.dns_server",
     "tests.fake_provider",
     "tests.live",
     "tests.mail",
@@ -28,7 +29,7 @@ pytest_plugins = [
 
 
 @pytest.fixture(scope="session")
-def settings(tmp_path_factory, mail_server) -> Settings:
+def settings(tmp_path_factory, mail_server, dns_server) -> Settings:
     url = os.environ.get("TEST_DATABASE_URL") or f"sqlite:///{tmp_path_factory.mktemp('db') / 'kindling.db'}"
     return Settings(
         database_url=url,
@@ -39,6 +40,8 @@ def settings(tmp_path_factory, mail_server) -> Settings:
         smtp_url=mail_server.url,
         mail_from="Kindling <attest@kindling.test>",
         public_url="https://kindling.test",
+        # Domain verification asks a real DNS server on loopback (tests/dns_server.py).
+        dns_nameservers=(("127.0.0.1", dns_server.port),),
     )
 
 

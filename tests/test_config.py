@@ -74,6 +74,11 @@ def test_api_docs_are_served_in_development_and_only_when_asked_in_production(en
         ({"SMTP_URL": "smtp://mail.example.com", "MAIL_FROM": "nobody"}, "MAIL_FROM"),
         ({"PUBLIC_URL": "kindling.example.com"}, "PUBLIC_URL"),
         ({"SMTP_URL": "smtps://mail.example.com", "MAIL_FROM": "a@example.com"}, "PUBLIC_URL"),
+        ({"DNS_NAMESERVERS": "resolver.example.com"}, "DNS_NAMESERVERS"),
+        ({"DNS_NAMESERVERS": "10.0.0.53:dns"}, "DNS_NAMESERVERS"),
+        ({"DNS_NAMESERVERS": "10.0.0.53:65536"}, "DNS_NAMESERVERS"),
+        ({"DNS_NAMESERVERS": "[2001:db8::53]5353"}, "DNS_NAMESERVERS"),
+        ({"DNS_NAMESERVERS": "2001:db8::53:5353:x"}, "DNS_NAMESERVERS"),
     ],
 )
 def test_bad_values_fail_with_one_line(env, mentions):
@@ -97,6 +102,17 @@ def test_mail_settings():
     assert settings.public_url == "https://kindling.example.com" and settings.mail_timeout == 10
     unset = Settings.from_env({})
     assert (unset.smtp_url, unset.mail_from) == (None, None)
+
+
+def test_dns_nameservers_are_addresses_with_optional_ports():
+    assert Settings.from_env({}).dns_nameservers == ()  # the system's resolvers
+    settings = Settings.from_env({"DNS_NAMESERVERS": " 10.0.0.53, 127.0.0.1:5353,[2001:db8::53]:5300 ,2001:db8::1,"})
+    assert settings.dns_nameservers == (
+        ("10.0.0.53", 53),
+        ("127.0.0.1", 5353),
+        ("2001:db8::53", 5300),
+        ("2001:db8::1", 53),
+    )
 
 
 def run_cli(*args, **env):

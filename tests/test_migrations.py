@@ -313,3 +313,68 @@ def test_0013_stores_recipients_canonically_and_holds_disputed_acts_at_level_one
     assert tuple(tally) == (3, 3, 1)
     assert sorted(tuple(row) for row in recipients) == sorted([(member, 2), ("outsider", 1)])
     assert cancelled is not None and joinable
+
+
+def test_0025_keeps_existing_sso_domains_as_unverified_claims(fresh_database_url):
+    """Nothing proved them: each becomes a claim with a token of its own, verified by nobody, and
+    every existing session counts as a password session."""
+    upgrade(fresh_database_url, "0020")
+    engine = create_engine(fresh_database_url)
+    now = dt.datetime(2026, 11, 1, tzinfo=dt.UTC)
+    with engine.begin() as connection:
+        for organization in ("a", "b"):
+            connection.execute(
+                text(
+                    "INSERT INTO organizations (id, name, slug, join_code, currency, created_at)"
+                    " VALUES (:id, :id, :id, :id, 'USD', :now)"
+                ),
+                {"id": organization, "now": now},
+            )
+        connection.execute(
+            text(
+                "INSERT INTO users (id, email, name, password_hash, account_type, organization_id, role, active, created_at)"
+                " VALUES ('m', 'm@a.example', 'M', '!', 'member', 'a', 'member', true, :now)"
+            ),
+            {"now": now},
+        )
+        connection.execute(
+            text(
+                "INSERT INTO sessions (id, user_id, token_hash, created_at, expires_at) VALUES ('s', 'm', :hash, :now, :now)"
+            ),
+            {"hash": "0" * 64, "now": now},
+        )
+        for domain, organization in (("a.example", "a"), ("a.example.org", "a"), ("b.example", "b")):
+            connection.execute(
+                text("INSERT INTO sso_domains (domain, organization_id) VALUES (:domain, :organization)"),
+                {"domain": domain, "organization": organization},
+            )
+    upgrade(fresh_database_url, "0022")
+    with engine.begin() as connection:
+        claims = connection.execute(
+            text("SELECT domain, organization_id, verification_token, verified_at FROM sso_domains ORDER BY domain")
+        ).all()
+        via_sso = connection.execute(text("SELECT via_sso FROM sessions")).scalar_one()
+        # Another organization may now claim a domain too.
+        connection.execute(
+            text(
+                "INSERT INTO sso_domains (domain, organization_id, verification_token, created_at)"
+                " VALUES ('a.example', 'b', :token, :now)"
+            ),
+            {"token": "f" * 32, "now": dt.datetime.now(dt.UTC) + dt.timedelta(days=1)},
+        )
+    # Back to one organization a domain: the earliest claim stays.
+    command.downgrade(alembic_config(fresh_database_url), "0020")
+    with engine.connect() as connection:
+        after_downgrade = connection.execute(
+            text("SELECT domain, organization_id FROM sso_domains ORDER BY domain")
+        ).all()
+    engine.dispose()
+    assert [(domain, organization, verified_at) for domain, organization, _, verified_at in claims] == [
+        ("a.example", "a", None),
+        ("a.example.org", "a", None),
+        ("b.example", "b", None),
+    ]
+    tokens = [token for _, _, token, _ in claims]
+    assert len(set(tokens)) == 3 and all(len(token) == 32 and int(token, 16) >= 0 for token in tokens)
+    assert not via_sso
+    assert [tuple(row) for row in after_downgrade] == [("a.example", "a"), ("a.example.org", "a"), ("b.example", "b")]

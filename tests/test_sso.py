@@ -7,6 +7,7 @@ import base64
 import dataclasses
 import datetime as dt
 import hashlib
+import re
 import time
 import urllib.parse
 import uuid
@@ -14,41 +15,20 @@ import uuid
 import pytest
 from sqlalchemy import select, update
 
-from kindling.accounts import oidc_client
-from kindling.accounts.models import SsoConnection, SsoState, User
+from kindling.accounts import api_tokens
+from kindling.accounts.models import Session, SsoConnection, SsoState, User
+from kindling.errors import Forbidden
 from kindling.evidence.models import EvidenceEvent
 from kindling.platform.base import utcnow
 from tests.factories import PASSWORD
 from tests.helpers import assert_envelope
+from tests.helpers.sso import allow_sso, configure, domain, prove
 from tests.openid_provider import CLIENT_ID, CLIENT_SECRET
-
-SECRET_KEY = "test-secret-key-of-at-least-32-characters"
 
 
 @pytest.fixture(autouse=True)
 def sso_settings(runtime, monkeypatch):
-    """A server with a SECRET_KEY that may reach the provider on loopback."""
-    monkeypatch.setattr(
-        runtime,
-        "settings",
-        dataclasses.replace(runtime.settings, secret_key=SECRET_KEY, webhook_allow_private_urls=True),
-    )
-    oidc_client._keys.clear()
-
-
-def domain() -> str:
-    return f"d{uuid.uuid4().hex[:10]}.test"
-
-
-def configure(client, admin, provider, *, domains: list[str], **fields):
-    body = {
-        "issuer": provider.url,
-        "clientId": CLIENT_ID,
-        "clientSecret": CLIENT_SECRET,
-        "emailDomains": domains,
-        **fields,
-    }
-    return client.put("/api/organization/sso", json=body, headers=admin.headers)
+    allow_sso(runtime, monkeypatch)
 
 
 @dataclasses.dataclass
@@ -63,11 +43,13 @@ class Sso:
 
 
 @pytest.fixture
-def sso(client, make, openid_provider):
+def sso(client, make, openid_provider, dns):
+    """An organization with single sign-on and a verified domain."""
     admin = make.admin()
     name = domain()
     response = configure(client, admin, openid_provider, domains=[name.upper()], jitProvisioning=True)
     assert response.status_code == 200, response.text
+    prove(client, admin, dns, name)
     return Sso(admin, name)
 
 
@@ -98,11 +80,22 @@ def test_settings_are_saved_after_discovery_and_never_show_the_secret(client, ma
     response = configure(client, admin, openid_provider, domains=[second, first.upper()], enforced=True)
     assert response.status_code == 200, response.text
     data = response.json()["data"]
+    for claim in data["emailDomains"]:
+        assert (claim["verified"], claim["verifiedAt"], claim["record"]["name"], claim["record"]["type"]) == (
+            False,
+            None,
+            f"_kindling-challenge.{claim['domain']}",
+            "TXT",
+        )
+        assert re.fullmatch("kindling-domain-verification=[0-9a-f]{32}", claim["record"]["value"])
     assert data == {
         "issuer": openid_provider.url,
         "clientId": CLIENT_ID,
         "clientSecretSet": True,
-        "emailDomains": sorted([first, second]),
+        "emailDomains": [
+            {"domain": name, "verified": False, "verifiedAt": None, "record": claim["record"]}
+            for name, claim in zip(sorted([first, second]), data["emailDomains"], strict=True)
+        ],
         "jitProvisioning": False,
         "enforced": True,
         "redirectUri": "https://kindling.test/api/auth/sso/callback",  # PUBLIC_URL of the test settings
@@ -189,9 +182,10 @@ def test_a_first_setup_needs_a_secret_and_the_server_a_secret_key(client, make, 
     assert_envelope(configure(client, admin, openid_provider, domains=[domain()]), 503, "secret_key_missing")
 
 
-def test_a_domain_belongs_to_one_organization(client, make, openid_provider):
-    taken = domain()
-    assert configure(client, make.admin(), openid_provider, domains=[taken]).status_code == 200
+def test_a_verified_domain_belongs_to_one_organization(client, make, openid_provider, dns):
+    taken, owner = domain(), make.admin()
+    assert configure(client, owner, openid_provider, domains=[taken]).status_code == 200
+    prove(client, owner, dns, taken)
     other = make.admin()
     body = assert_envelope(
         configure(client, other, openid_provider, domains=[domain(), taken.upper()]), 409, "email_domain_taken"
@@ -278,10 +272,11 @@ def test_an_existing_person_is_found_by_email_and_linked(client, make, sso, db, 
     assert db.get(User, member.user.id).sso_subject == sub
 
 
-def test_without_jit_an_unknown_person_is_refused(client, make, openid_provider):
+def test_without_jit_an_unknown_person_is_refused(client, make, openid_provider, dns):
     admin = make.admin()
     name = domain()
     assert configure(client, admin, openid_provider, domains=[name]).status_code == 200
+    prove(client, admin, dns, name)
     sub = openid_provider.person(email=f"new@{name}")
     assert_envelope(sign_in(client, openid_provider, sub, email=f"new@{name}"), 403, "sso_no_account")
 
@@ -441,19 +436,82 @@ def test_enforced_sso_closes_password_sign_in_to_members_but_not_admins(client, 
     )
     assert client.post("/api/auth/sign-in", json={"email": admin.user.email, "password": PASSWORD}).status_code == 200
     client.cookies.clear()
-    # Sessions and tokens already held keep working: scripts go on.
-    assert client.get("/api/auth/session", headers=member.headers).status_code == 200
     # Not enforced: passwords work again.
     assert configure(client, admin, openid_provider, domains=[name], enforced=False).status_code == 200
     assert client.post("/api/auth/sign-in", json={"email": member.user.email, "password": PASSWORD}).status_code == 200
 
 
-def test_enforced_sso_closes_the_join_code_to_claimed_domains(client, make, openid_provider):
+def test_enforcing_sso_ends_members_password_sessions_and_keeps_their_tokens(client, make, sso, openid_provider):
+    member, manager = make.member(sso.admin, email=sso.email()), make.manager(sso.admin, email=sso.email())
+    outsider = make.admin()  # another organization's, untouched
+    token = make.api_token(member)
+    sub = openid_provider.person(email=member.user.email)
+    signed_in = sign_in(client, openid_provider, sub, email=member.user.email)
+    sso_session = {"Authorization": f"Bearer {signed_in.cookies['kindling.session_token']}"}
+    for headers in (member.headers, manager.headers, sso_session, token.headers, sso.admin.headers):
+        assert client.get("/api/auth/session", headers=headers).status_code == 200  # each one cached
+    fields = {"domains": [sso.domain], "jitProvisioning": True}
+    assert configure(client, sso.admin, openid_provider, enforced=True, **fields).status_code == 200
+    for ended in (member, manager):
+        assert_envelope(client.get("/api/auth/session", headers=ended.headers), 401)
+    for kept in (sso_session, token.headers, sso.admin.headers, outsider.headers):
+        assert client.get("/api/auth/session", headers=kept).status_code == 200
+    # Turning enforcement off brings no ended session back.
+    assert configure(client, sso.admin, openid_provider, enforced=False, **fields).status_code == 200
+    assert_envelope(client.get("/api/auth/session", headers=member.headers), 401)
+
+
+def test_a_password_session_does_not_hold_while_sso_is_enforced(client, make, sso, db, openid_provider):
+    """One that began while enforcement was being turned on, or an admin's once they are one no longer."""
+    admin = make.member(sso.admin, email=sso.email())
+    db.get(User, admin.user.id).role = "admin"
+    db.flush()
+    fields = {"domains": [sso.domain], "jitProvisioning": True}
+    assert configure(client, sso.admin, openid_provider, enforced=True, **fields).status_code == 200
+    assert client.get("/api/auth/session", headers=admin.headers).status_code == 200
+    late = make.member(sso.admin)  # a password session the revocation did not see
+    assert (
+        client.patch(
+            f"/api/organization/members/{admin.user.id}", json={"role": "member"}, headers=sso.admin.headers
+        ).status_code
+        == 200
+    )
+    for refused in (late, admin):
+        assert_envelope(client.get("/api/auth/session", headers=refused.headers), 401)
+
+
+def test_while_sso_is_enforced_tokens_come_only_from_sso_sessions(client, make, sso, db, openid_provider):
+    member = make.member(sso.admin, email=sso.email())
+    password_session = db.scalar(select(Session.id).where(Session.user_id == member.user.id))
+    fields = {"domains": [sso.domain], "jitProvisioning": True}
+    assert configure(client, sso.admin, openid_provider, enforced=True, **fields).status_code == 200
+    # A process that cached the password session before enforcement still asks the database.
+    with pytest.raises(Forbidden) as refused:
+        api_tokens.create_token(db, user_id=member.user.id, session_id=password_session, name="ci", expires_in_days=1)
+    assert refused.value.code == "sso_required"
+    sub = openid_provider.person(email=member.user.email)
+    cookie = sign_in(client, openid_provider, sub, email=member.user.email).cookies["kindling.session_token"]
+    body = {"name": "ci", "expiresInDays": 7}
+    made = client.post("/api/auth/tokens", json=body, headers={"Authorization": f"Bearer {cookie}"})
+    assert made.status_code == 201, made.text
+    assert client.post("/api/auth/tokens", json=body, headers=sso.admin.headers).status_code == 201  # break-glass
+    assert_envelope(
+        client.post("/api/auth/tokens", json=body, headers={"Authorization": f"Bearer {made.json()['data']['token']}"}),
+        403,
+        "session_required",
+    )
+
+
+def test_enforced_sso_closes_the_join_code_to_verified_domains(client, make, openid_provider, dns):
     admin = make.admin()
     name = domain()
     assert configure(client, admin, openid_provider, domains=[name], enforced=True).status_code == 200
     join_code = client.get("/api/auth/session", headers=admin.headers).json()["data"]["organization"]["joinCode"]
     body = {"password": PASSWORD, "name": "New", "joinCode": join_code}
+    # Claimed but not verified: single sign-on takes nobody of that domain in, so the join code still does.
+    assert client.post("/api/auth/sign-up", json={**body, "email": f"early@{name}"}).status_code == 201
+    client.cookies.clear()
+    prove(client, admin, dns, name)
     assert_envelope(
         client.post("/api/auth/sign-up", json={**body, "email": f"new@{name.upper()}"}), 403, "sso_required"
     )

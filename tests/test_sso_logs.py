@@ -20,10 +20,16 @@ def _query(url: str) -> dict:
     return dict(urllib.parse.parse_qsl(urllib.parse.urlsplit(url).query))
 
 
-def test_no_secret_code_state_or_token_in_any_log_line_or_error(fresh_database_url, live_server, openid_provider):
+def test_no_secret_code_state_or_token_in_any_log_line_or_error(
+    fresh_database_url, live_server, openid_provider, dns_server
+):
     upgrade(fresh_database_url)
     server = live_server(
-        DATABASE_URL=fresh_database_url, SECRET_KEY="s" * 40, WEBHOOK_ALLOW_PRIVATE_URLS="true", LOG_LEVEL="DEBUG"
+        DATABASE_URL=fresh_database_url,
+        SECRET_KEY="s" * 40,
+        WEBHOOK_ALLOW_PRIVATE_URLS="true",
+        LOG_LEVEL="DEBUG",
+        DNS_NAMESERVERS=f"127.0.0.1:{dns_server.port}",
     )
     domain = f"d{uuid.uuid4().hex[:8]}.test"
     admin = sign_up(server.url)
@@ -37,6 +43,9 @@ def test_no_secret_code_state_or_token_in_any_log_line_or_error(fresh_database_u
         "jitProvisioning": True,
     }
     answers.append(call(server, "PUT", "/api/organization/sso", admin.token, json=body))
+    record = answers[-1].json()["data"]["emailDomains"][0]["record"]
+    dns_server.publish(record["name"], record["value"])
+    answers.append(call(server, "POST", f"/api/organization/sso/domains/{domain}/verify", admin.token))
     answers.append(call(server, "GET", "/api/organization/sso", admin.token))
     token = call(server, "POST", "/api/auth/tokens", admin.token, json={"name": "ci", "expiresInDays": 1}).json()[
         "data"

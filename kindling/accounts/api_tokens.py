@@ -8,8 +8,9 @@ import secrets
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
-from kindling.accounts.models import ApiToken
-from kindling.accounts.sessions import TOKEN_PREFIX, forget_after_commit, hash_token
+from kindling.accounts.models import ApiToken, SsoConnection, User
+from kindling.accounts.models import Session as SignedInSession
+from kindling.accounts.sessions import TOKEN_PREFIX, forget_after_commit, hash_token, password_session_ended
 from kindling.errors import Conflict, Forbidden, NotFound
 from kindling.platform.base import utcnow
 
@@ -17,14 +18,30 @@ from kindling.platform.base import utcnow
 MAX_LIVE_TOKENS = 50
 
 
-def create_token(db: Session, *, user_id: str, by_token: bool, name: str, expires_in_days: int) -> tuple[str, ApiToken]:
+def create_token(
+    db: Session, *, user_id: str, session_id: str | None, name: str, expires_in_days: int
+) -> tuple[str, ApiToken]:
     """A new token of `user_id` and its value, which is returned once and stored only hashed.
 
-    Only an interactive session mints tokens: a leaked token cannot mint others that outlive its revocation.
+    Only an interactive session (`session_id`; None for a request with a token) mints tokens: a
+    leaked token cannot mint others that outlive its revocation. While the person's organization
+    enforces single sign-on, a member's or manager's session must have begun through it; this is
+    read from the database, not from a principal a process cached before enforcement began.
     """
-    if by_token:
+    if session_id is None:
         raise Forbidden(
             "Personal API tokens are created from a signed-in session, not with another token", code="session_required"
+        )
+    via_sso, role, enforced = db.execute(
+        select(SignedInSession.via_sso, User.role, SsoConnection.enforced)
+        .join(User, User.id == SignedInSession.user_id)
+        .outerjoin(SsoConnection, SsoConnection.organization_id == User.organization_id)
+        .where(SignedInSession.id == session_id)
+    ).one()
+    if password_session_ended(via_sso=via_sso, role=role, enforced=bool(enforced)):
+        raise Forbidden(
+            "The organization enforces single sign-on: create tokens from a session signed in through it",
+            code="sso_required",
         )
     now = utcnow()
     live = db.execute(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 
-from sqlalchemy import Boolean, ForeignKey, Index, String, Text, UniqueConstraint
+from sqlalchemy import Boolean, ForeignKey, Index, String, Text, UniqueConstraint, text
 from sqlalchemy.orm import Mapped, mapped_column
 
 from kindling.platform.base import Base, new_id, utcnow
@@ -68,6 +68,9 @@ class Session(Base):
     created_at: Mapped[dt.datetime] = mapped_column(default=utcnow)
     expires_at: Mapped[dt.datetime]
     revoked_at: Mapped[dt.datetime | None]
+    # Begun through the organization's identity provider, not with a password: while the
+    # organization enforces single sign-on, only such sessions of its non-admins hold.
+    via_sso: Mapped[bool] = mapped_column(Boolean, default=False, server_default="0")
 
 
 class ApiToken(Base):
@@ -112,12 +115,28 @@ class SsoConnection(Base):
 
 
 class SsoDomain(Base):
-    """An email domain an organization claims for its single sign-on; at most one organization each."""
+    """An email domain an organization claims for its single sign-on (docs/decisions.md §2). Any
+    number of organizations may claim one; it routes sign-ins only once the claim is verified
+    through DNS, and then it is that organization's alone."""
 
     __tablename__ = "sso_domains"
+    __table_args__ = (
+        Index(
+            "uq_sso_domains_verified_domain",
+            "domain",
+            unique=True,
+            sqlite_where=text("verified_at IS NOT NULL"),
+            postgresql_where=text("verified_at IS NOT NULL"),
+        ),
+    )
 
     domain: Mapped[str] = mapped_column(String(253), primary_key=True)
-    organization_id: Mapped[str] = mapped_column(ForeignKey("organizations.id"), index=True)
+    organization_id: Mapped[str] = mapped_column(ForeignKey("organizations.id"), primary_key=True, index=True)
+    # Published as `kindling-domain-verification=<token>` in the domain's TXT record; one per claim,
+    # so one organization's record never verifies another's claim.
+    verification_token: Mapped[str] = mapped_column(String(64))
+    created_at: Mapped[dt.datetime] = mapped_column(default=utcnow)
+    verified_at: Mapped[dt.datetime | None]
 
 
 class SsoState(Base):

@@ -148,13 +148,13 @@ def sign_in(db: DbSession, limiter: RateLimiter, *, email: str, password: str) -
 
 
 def _sso_enforced(db: DbSession, organization_id: str, *, email_domain: str | None = None) -> bool:
-    """Whether the organization requires single sign-on (of people of `email_domain`, one of its claimed domains, if given)."""
+    """Whether the organization requires single sign-on (of people of `email_domain`, one of its verified domains, if given)."""
     statement = select(SsoConnection.organization_id).where(
         SsoConnection.organization_id == organization_id, SsoConnection.enforced.is_(True)
     )
     if email_domain is not None:
         statement = statement.join(SsoDomain, SsoDomain.organization_id == SsoConnection.organization_id).where(
-            SsoDomain.domain == email_domain
+            SsoDomain.domain == email_domain, SsoDomain.verified_at.is_not(None)
         )
     return db.scalar(statement) is not None
 
@@ -166,10 +166,13 @@ def _verify(password_hash: str, password: str) -> bool:
         return False
 
 
-def start_session(db: DbSession, user: User) -> tuple[str, Session]:
-    """A new session for `user` and its token, which is returned once and stored only hashed."""
+def start_session(db: DbSession, user: User, *, via_sso: bool = False) -> tuple[str, Session]:
+    """A new session for `user` and its token, which is returned once and stored only hashed;
+    `via_sso` when the person signed in through the organization's identity provider."""
     token = secrets.token_urlsafe(32)
-    session = Session(user_id=user.id, token_hash=hash_token(token), expires_at=utcnow() + SESSION_LIFETIME)
+    session = Session(
+        user_id=user.id, token_hash=hash_token(token), expires_at=utcnow() + SESSION_LIFETIME, via_sso=via_sso
+    )
     db.add(session)
     db.flush()
     return token, session
@@ -208,6 +211,30 @@ def revoke_all_sessions(db: DbSession, user_id: str) -> None:
         session.revoked_at = now
     token_hashes = api_tokens.revoke_all_tokens(db, user_id=user_id)
     forget_after_commit(db, [session.token_hash for session in sessions] + token_hashes)
+
+
+def end_password_sessions(db: DbSession, *, organization_id: str) -> None:
+    """Revoke the live password sessions of the organization's members and managers, as it turns
+    single sign-on enforcement on: every server process refuses them within 2 seconds of the
+    commit. Their API tokens stay. Revoked, not only refused while enforced (as
+    `sessions.live_principal` does meanwhile), so that turning enforcement off brings none back."""
+    now = utcnow()
+    sessions = list(
+        db.scalars(
+            select(Session)
+            .join(User, User.id == Session.user_id)
+            .where(
+                User.organization_id == organization_id,
+                User.role != "admin",
+                Session.via_sso.is_(False),
+                Session.revoked_at.is_(None),
+                Session.expires_at > now,
+            )
+        )
+    )
+    for session in sessions:
+        session.revoked_at = now
+    forget_after_commit(db, [session.token_hash for session in sessions])
 
 
 def get_user(db: DbSession, user_id: str) -> User:

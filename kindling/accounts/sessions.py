@@ -9,7 +9,7 @@ import time
 from sqlalchemy import event, select
 from sqlalchemy.orm import Session as DbSession
 
-from kindling.accounts.models import ApiToken, Session, User
+from kindling.accounts.models import ApiToken, Session, SsoConnection, User
 from kindling.accounts.principal_cache import principals
 from kindling.platform.access import Principal
 from kindling.platform.base import utcnow
@@ -47,16 +47,29 @@ def live_principal(db: DbSession, token: str) -> Principal | None:
 
 def _session_principal(db: DbSession, token_hash: str, now: dt.datetime) -> tuple[Principal, dt.datetime] | None:
     row = db.execute(
-        select(Session, User).join(User, User.id == Session.user_id).where(Session.token_hash == token_hash)
+        select(Session, User, SsoConnection.enforced)
+        .join(User, User.id == Session.user_id)
+        .outerjoin(SsoConnection, SsoConnection.organization_id == User.organization_id)
+        .where(Session.token_hash == token_hash)
     ).first()
     if row is None:
         return None
-    session, user = row
+    session, user, enforced = row
     if session.revoked_at is not None or session.expires_at <= now or not user.active:
+        return None
+    if password_session_ended(via_sso=session.via_sso, role=user.role, enforced=bool(enforced)):
         return None
     if session.expires_at - SESSION_LIFETIME + SESSION_RENEWAL <= now:
         session.expires_at = now + SESSION_LIFETIME
     return _principal(user, session_id=session.id), session.expires_at
+
+
+def password_session_ended(*, via_sso: bool, role: str | None, enforced: bool) -> bool:
+    """Whether a session no longer holds because it was begun with a password by a member or
+    manager of an organization that enforces single sign-on (docs/decisions.md §2). Turning
+    enforcement on revokes such sessions; this covers one a sign-in was starting meanwhile, and an
+    admin's once they are one no longer."""
+    return enforced and not via_sso and role != "admin"
 
 
 def _api_token_principal(db: DbSession, token_hash: str, now: dt.datetime) -> tuple[Principal, dt.datetime] | None:

@@ -1,34 +1,27 @@
 """An organization's single sign-on settings: its OpenID provider, claimed email domains and
-enforcement (docs/decisions.md §2). Saving and removing them are evidence (`sso.configured`)."""
+enforcement (docs/decisions.md §2). Saving and removing them are evidence (`sso.configured`);
+the domains' proof through DNS is in `sso_domains`."""
 
 from __future__ import annotations
 
 from sqlalchemy import delete, select
-from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
-from kindling.accounts import oidc_client, secrets_box
+from kindling.accounts import oidc_client, secrets_box, sso_domains
+from kindling.accounts import service as accounts
 from kindling.accounts.models import Organization, SsoConnection, SsoDomain, SsoState
-from kindling.errors import BadRequest, Conflict, NotFound, ServiceUnavailable, invalid
+from kindling.errors import BadRequest, NotFound, ServiceUnavailable, invalid
 from kindling.evidence import log as evidence
 from kindling.platform.base import utcnow
 from kindling.platform.destinations import DestinationPolicy
 
 
-def get_settings(db: Session, *, organization_id: str) -> tuple[SsoConnection, list[str]]:
+def get_settings(db: Session, *, organization_id: str) -> tuple[SsoConnection, list[SsoDomain]]:
     """The organization's settings and claimed domains; 404 `sso_not_configured` without them."""
     connection = db.get(SsoConnection, organization_id)
     if connection is None:
         raise NotFound("Single sign-on is not set up for this organization", code="sso_not_configured")
-    return connection, claimed_domains(db, organization_id=organization_id)
-
-
-def claimed_domains(db: Session, *, organization_id: str) -> list[str]:
-    return list(
-        db.scalars(
-            select(SsoDomain.domain).where(SsoDomain.organization_id == organization_id).order_by(SsoDomain.domain)
-        )
-    )
+    return connection, sso_domains.claims(db, organization_id=organization_id)
 
 
 def save_settings(
@@ -44,13 +37,13 @@ def save_settings(
     email_domains: list[str],
     jit_provisioning: bool,
     enforced: bool,
-) -> tuple[SsoConnection, list[str]]:
-    """Set up or replace the organization's provider, once its discovery document checks out."""
+) -> tuple[SsoConnection, list[SsoDomain]]:
+    """Set up or replace the organization's provider, once its discovery document checks out.
+    With `enforced`, the password sessions of its members and managers end."""
     if secret_key is None:
         raise ServiceUnavailable(
             "Single sign-on needs the server's SECRET_KEY, which is not set", code="secret_key_missing"
         )
-    domains = sorted({domain.strip().lower().rstrip(".") for domain in email_domains})
     if client_secret is None and db.get(SsoConnection, organization_id) is None:
         raise invalid("body", "clientSecret", "is required when single sign-on is first set up")
     # Before any lock: the provider may take its 5 seconds.
@@ -63,11 +56,6 @@ def save_settings(
     connection = db.get(SsoConnection, organization_id, with_for_update=True, populate_existing=True)
     if client_secret is None and connection is None:  # removed meanwhile
         raise invalid("body", "clientSecret", "is required when single sign-on is first set up")
-    taken = db.scalars(
-        select(SsoDomain.domain).where(SsoDomain.domain.in_(domains), SsoDomain.organization_id != organization_id)
-    ).first()
-    if taken is not None:
-        raise Conflict(f"{taken} is claimed by another organization", code="email_domain_taken")
     if connection is None:
         connection = SsoConnection(organization_id=organization_id, created_at=utcnow())
         db.add(connection)
@@ -83,12 +71,10 @@ def save_settings(
     connection.jit_provisioning = jit_provisioning
     connection.enforced = enforced
     connection.updated_at = utcnow()
-    db.execute(delete(SsoDomain).where(SsoDomain.organization_id == organization_id))
-    db.add_all(SsoDomain(domain=domain, organization_id=organization_id) for domain in domains)
-    try:
-        db.flush()
-    except IntegrityError:  # another organization claimed one of them meanwhile
-        raise Conflict("One of these domains is claimed by another organization", code="email_domain_taken") from None
+    db.flush()
+    claims = sso_domains.replace_claims(db, organization_id=organization_id, domains=email_domains)
+    if enforced:
+        accounts.end_password_sessions(db, organization_id=organization_id)
     evidence.append(
         db,
         organization_id=organization_id,
@@ -99,12 +85,12 @@ def save_settings(
             "enabled": True,
             "issuer": issuer,
             "clientId": client_id,
-            "emailDomains": domains,
+            "emailDomains": [claim.domain for claim in claims],
             "jitProvisioning": jit_provisioning,
             "enforced": enforced,
         },
     )
-    return connection, domains
+    return connection, claims
 
 
 def delete_settings(db: Session, *, organization_id: str, actor_id: str) -> None:

@@ -14,8 +14,8 @@ from sqlalchemy import delete, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
-from kindling.accounts import oidc_client, secrets_box, sso_settings
-from kindling.accounts.models import Organization, SsoConnection, SsoDomain, SsoState, User
+from kindling.accounts import oidc_client, secrets_box, sso_domains, sso_settings
+from kindling.accounts.models import Organization, SsoConnection, SsoState, User
 from kindling.errors import BadRequest, Forbidden, NotFound, ServiceUnavailable, Unauthenticated
 from kindling.platform.base import utcnow
 from kindling.platform.destinations import DestinationPolicy
@@ -53,13 +53,12 @@ def _hash(state: str) -> str:
 
 
 def start(db: Session, *, email: str | None, organization_slug: str | None, return_to: str, redirect_uri: str) -> str:
-    """Begin a sign-in at the provider of the organization that claims `email`'s domain (or has
+    """Begin a sign-in at the provider of the organization that verified `email`'s domain (or has
     the slug); the provider URL to send the person to."""
     if (email is None) == (organization_slug is None):
         raise BadRequest("Give exactly one of email or organization", code="validation_error")
     if email is not None:
-        domain = email.strip().lower().rpartition("@")[2]
-        organization_id = db.scalar(select(SsoDomain.organization_id).where(SsoDomain.domain == domain))
+        organization_id = sso_domains.owner_of(db, domain=email.rpartition("@")[2])
     else:
         organization_id = db.scalar(select(Organization.id).where(Organization.slug == organization_slug))
     connection = db.get(SsoConnection, organization_id) if organization_id else None
@@ -114,7 +113,7 @@ def finish(
     redirect_uri: str,
 ) -> User:
     """The person the provider signed in for `pending`'s organization: found by their linked
-    provider account, else by email within the claimed domains (and linked), else made just in time."""
+    provider account, else by email within the verified domains (and linked), else made just in time."""
     connection = db.get(SsoConnection, pending.organization_id)
     if connection is None:
         raise BadRequest("Single sign-on was turned off while signing in", code="sso_state_invalid")
@@ -174,10 +173,11 @@ def _person(db: Session, *, connection: SsoConnection, subject: str, email: obje
     email = (
         email.strip().lower() if isinstance(email, str) and 3 <= len(email.strip()) <= 254 and "@" in email else None
     )
-    claimed = email is not None and email.rpartition("@")[2] in sso_settings.claimed_domains(
+    # Only a domain the organization proved is its own: another's unverified claim routes nobody.
+    verified = email is not None and email.rpartition("@")[2] in sso_domains.verified_domains(
         db, organization_id=organization_id
     )
-    if user is None and email is not None and claimed:
+    if user is None and email is not None and verified:
         found = db.scalar(select(User).where(User.email == email).with_for_update())
         if found is not None:
             if found.organization_id != organization_id or (

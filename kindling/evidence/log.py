@@ -53,6 +53,7 @@ MEMBER_REACTIVATED = "member.reactivated"  # {source}
 SCIM_TOKEN_CREATED = "scim.token_created"  # {} (the subject is the token)
 SCIM_TOKEN_REVOKED = "scim.token_revoked"  # {}
 SSO_CONFIGURED = "sso.configured"  # {enabled, issuer, clientId, emailDomains, jitProvisioning, enforced}; only {enabled} when turned off
+SSO_DOMAIN_VERIFIED = "sso.domain_verified"  # {domain}: its TXT record proved the organization's claim
 EVENT_TYPES = (
     ACT_RECORDED,
     ACT_CHANGED,
@@ -79,6 +80,7 @@ EVENT_TYPES = (
     SCIM_TOKEN_CREATED,
     SCIM_TOKEN_REVOKED,
     SSO_CONFIGURED,
+    SSO_DOMAIN_VERIFIED,
 )
 
 # A declarative class's table is a Table; SQLAlchemy types `__table__` as any FromClause.

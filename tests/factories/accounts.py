@@ -5,11 +5,14 @@ from __future__ import annotations
 import itertools
 from dataclasses import dataclass
 
+from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from kindling.accounts import api_tokens
 from kindling.accounts import service as accounts
 from kindling.accounts.models import Organization, User
+from kindling.accounts.models import Session as SignedInSession
+from kindling.accounts.sessions import hash_token
 
 PASSWORD = "correct horse battery"
 _sequence = itertools.count(1)
@@ -65,8 +68,11 @@ class Accounts:
 
     def api_token(self, account: Account, *, name: str = "ci", expires_in_days: int = 30) -> Account:
         """The same person calling with a new personal API token instead of a session."""
+        session_id = self.db.scalar(
+            select(SignedInSession.id).where(SignedInSession.token_hash == hash_token(account.token))
+        )
         value, _ = api_tokens.create_token(
-            self.db, user_id=account.user.id, by_token=False, name=name, expires_in_days=expires_in_days
+            self.db, user_id=account.user.id, session_id=session_id, name=name, expires_in_days=expires_in_days
         )
         return Account(account.user, value)
 

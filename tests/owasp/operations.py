@@ -50,6 +50,7 @@ ACCESS = {
     ),
     ("GET", "/api/organization/sso"): Access(ADMIN),
     ("DELETE", "/api/organization/sso"): Access(ADMIN),
+    ("POST", "/api/organization/sso/domains/{domain}/verify"): Access(ADMIN),
     ("POST", "/api/organization/scim-tokens"): Access(ADMIN, {"description": "Okta"}),
     ("GET", "/api/organization/scim-tokens"): Access(ADMIN),
     ("DELETE", "/api/organization/scim-tokens/{tokenId}"): Access(ADMIN),
@@ -177,6 +178,7 @@ QUERIES = {"/api/organizations/search": "?q=Organization", "/api/bulk/export": "
 def url_for(path: str) -> str:
     """`path` with a made-up id for each parameter, and the query it needs."""
     path = path.replace("{framework}", "gri")
+    path = path.replace("{domain}", "example.test")
     for parameter in (
         "{id}",
         "{organizationId}",

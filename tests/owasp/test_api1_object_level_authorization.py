@@ -240,7 +240,11 @@ NOT_TENANT_RECORDS = {
     (
         "PUT",
         "/api/organization/sso",
-    ): "the settings are always the caller's organization's; a domain another organization claims is 409: tests/test_sso.py",
+    ): "the settings are always the caller's organization's; a domain another organization verified is 409: tests/test_sso.py",
+    (
+        "POST",
+        "/api/organization/sso/domains/{domain}/verify",
+    ): "a domain is looked up among the caller's organization's own claims; another's answers 404: tests/test_sso_domains.py::test_only_admins_verify_and_only_domains_they_claim",
 }
 
 

@@ -15,7 +15,7 @@ def create_token(body: dict, token_info: dict):
     value, token = api_tokens.create_token(
         db(),
         user_id=caller.user_id,
-        by_token=caller.token_id is not None,
+        session_id=caller.session_id if caller.token_id is None else None,
         name=body["name"],
         expires_in_days=body["expiresInDays"],
     )

@@ -6,8 +6,8 @@ import flask
 from connexion import NoContent
 
 from kindling.accounts import service as accounts
-from kindling.accounts import sso_settings, sso_sign_in
-from kindling.accounts.models import SsoConnection
+from kindling.accounts import sso_domains, sso_settings, sso_sign_in
+from kindling.accounts.models import SsoConnection, SsoDomain
 from kindling.platform import access
 from kindling.platform.destinations import DestinationPolicy
 from kindling.web.handlers.accounts import set_session_cookie
@@ -41,6 +41,20 @@ def put_sso(body: dict, token_info: dict):
     return {"data": settings_body(connection, domains)}, 200
 
 
+def verify_sso_domain(domain: str, token_info: dict):
+    caller = access.principal(token_info)
+    settings = runtime().settings
+    claim = sso_domains.verify(
+        db(),
+        organization_id=caller.member_of,
+        actor_id=caller.user_id,
+        domain=domain,
+        nameservers=settings.dns_nameservers,
+        timeout=settings.dns_timeout,
+    )
+    return {"data": domain_body(claim)}, 200
+
+
 def delete_sso(token_info: dict):
     caller = access.principal(token_info)
     sso_settings.delete_settings(db(), organization_id=caller.member_of, actor_id=caller.user_id)
@@ -69,7 +83,7 @@ def sso_callback(state: str, code: str | None = None, error: str | None = None):
         policy=DestinationPolicy.from_settings(settings),
         redirect_uri=redirect_uri(),
     )
-    token, session = accounts.start_session(db(), user)
+    token, session = accounts.start_session(db(), user, via_sso=True)
     response = flask.Response(status=303, headers={"Location": pending.return_to})
     del response.headers["Content-Type"]  # no body, so no type (a redirect's HTML would be one)
     set_session_cookie(response, token, session)
@@ -82,14 +96,24 @@ def redirect_uri() -> str:
     return base + CALLBACK_PATH
 
 
-def settings_body(connection: SsoConnection, domains: list[str]) -> dict:
+def settings_body(connection: SsoConnection, domains: list[SsoDomain]) -> dict:
     return {
         "issuer": connection.issuer,
         "clientId": connection.client_id,
         "clientSecretSet": True,
-        "emailDomains": domains,
+        "emailDomains": [domain_body(claim) for claim in domains],
         "jitProvisioning": connection.jit_provisioning,
         "enforced": connection.enforced,
         "redirectUri": redirect_uri(),
         "updatedAt": connection.updated_at,
+    }
+
+
+def domain_body(claim: SsoDomain) -> dict:
+    record = sso_domains.record_of(claim)
+    return {
+        "domain": claim.domain,
+        "verified": claim.verified_at is not None,
+        "verifiedAt": claim.verified_at,
+        "record": {"name": record.name, "type": record.type, "value": record.value},
     }
