@@ -338,3 +338,19 @@ def test_a_program_limited_to_departments_matches_the_directorys_departments(cli
     }
     summary = client.get("/api/giving/summary", headers=admin.headers).json()["data"]["programs"][0]
     assert summary["participation"] == {"people": 1, "eligiblePeople": 1, "percent": 100.0}
+
+
+def test_the_program_filter_lists_one_programs_requests(client, make):
+    admin = make.admin()
+    member = make.member(admin)
+    full, half = make.match_program(admin), make.match_program(admin, ratio_percent=50)
+    gift(client, make, member, 1000)
+    assert sorted(r["programId"] for r in requests_of(client, admin)) == sorted([full.id, half.id])
+    for account in (admin, member):
+        assert [(r["programId"], r["amount"]) for r in requests_of(client, account, programId=half.id)] == [
+            (half.id, 500)
+        ]
+    # The id in any spelling of the UUID, as everywhere; another organization's program finds nothing.
+    assert [r["programId"] for r in requests_of(client, admin, programId=full.id.upper())] == [full.id]
+    assert requests_of(client, admin, programId=make.match_program(make.admin()).id) == []
+    assert requests_of(client, admin, programId=half.id, status="paid") == []

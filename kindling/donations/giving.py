@@ -22,7 +22,7 @@ from kindling.donations.models import Donation, GivingClaim, GivingProgram, Givi
 from kindling.errors import Conflict, Forbidden, NotFound, invalid
 from kindling.evidence import log as evidence
 from kindling.platform import pagination
-from kindling.platform.access import Principal
+from kindling.platform.access import Principal, canonical_id
 from kindling.platform.base import utcnow
 from kindling.volunteering.models import CheckIn
 from kindling.webhooks import outbox
@@ -396,7 +396,7 @@ def list_requests(
     if status is not None:
         statement = statement.where(GivingRequest.status == status)
     if program_id is not None:
-        statement = statement.where(GivingRequest.program_id == program_id)
+        statement = statement.where(GivingRequest.program_id == canonical_id(program_id))
     return pagination.page(
         db, statement, timestamp=GivingRequest.created_at, record_id=GivingRequest.id, limit=limit, cursor=cursor
     )

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 
-from sqlalchemy import JSON, ForeignKey, Index, Integer, SmallInteger, String
+from sqlalchemy import JSON, ForeignKey, Index, Integer, SmallInteger, String, text
 from sqlalchemy.orm import Mapped, mapped_column
 
 from kindling.platform.base import Base, new_id, utcnow
@@ -44,6 +44,19 @@ class KindnessAct(Base):
         ),
         # The acts waiting for a manager's or an admin's decision.
         Index("ix_kindness_acts_organization_awaiting", "organization_id", "verification_awaiting", "created_at", "id"),
+        # The acts of one sender waiting for a decision, newest first: a manager's reports in the
+        # pending list (kindling/kindness/verification.py), read from the index alone. Only
+        # waiting acts are in it.
+        Index(
+            "ix_kindness_acts_organization_sender_awaiting",
+            "organization_id",
+            "user_id",
+            "verification_awaiting",
+            "created_at",
+            "id",
+            postgresql_where=text("verification_awaiting IS NOT NULL"),
+            sqlite_where=text("verification_awaiting IS NOT NULL"),
+        ),
     )
 
     id: Mapped[str] = mapped_column(String(36), primary_key=True, default=new_id)

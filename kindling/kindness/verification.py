@@ -15,7 +15,7 @@ import datetime as dt
 import hashlib
 import secrets
 
-from sqlalchemy import and_, case, func, or_, select, tuple_, update
+from sqlalchemy import and_, func, literal, select, tuple_, union_all, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session as DbSession
 from sqlalchemy.sql.elements import ColumnElement
@@ -104,32 +104,58 @@ def list_pending(
     db: DbSession, *, caller: Principal, limit: int = 100, cursor: str | None = None
 ) -> tuple[list, str | None]:
     """The acts waiting for the caller: as recipient, and as manager or admin, the acts of the
-    caller's reports first (docs/decisions.md §6), each part newest first."""
-    waiting = [and_(KindnessAct.verification_awaiting == "recipient", KindnessAct.recipient_id == caller.user_id)]
+    caller's reports first (docs/decisions.md §6), each part newest first.
+
+    Each way an act can wait for the caller (its recipient's confirmation, or an awaiting value
+    the caller decides), for the caller's reports and for everyone else, is a part of its own
+    that an index reads newest first and leaves after a page. One ordering of the whole set, by
+    report first, sorted every waiting act instead: 400,000 at 1,000,000 acts, over a second.
+    The reports are read first, so that the planner knows how many there are.
+    """
+    report_ids = list(db.scalars(reporting_lines.reports_of(caller.user_id)))
     approves = ["manager"] if caller.role == "manager" else ["manager", "admin"] if caller.is_admin else []
-    reports = reporting_lines.reports_of(caller.user_id)
-    if approves:
-        decidable: ColumnElement[bool] = KindnessAct.verification_awaiting.in_(approves)
-        if not caller.is_admin:
-            # A manager decides level 3 for their reports and for people with no manager on record.
-            no_manager = select(User.id).where(
-                User.organization_id == caller.organization_id, User.manager_id.is_(None)
-            )
-            decidable = and_(decidable, or_(KindnessAct.user_id.in_(reports), KindnessAct.user_id.in_(no_manager)))
-        waiting.append(and_(decidable, KindnessAct.user_id != caller.user_id))
-    rank = case((KindnessAct.user_id.in_(reports), 0), else_=1)
-    statement = select(KindnessAct, rank).where(KindnessAct.organization_id == caller.organization_id, or_(*waiting))
+    # Beyond their reports, a manager decides level 3 for the people with no manager on record.
+    no_manager = select(User.id).where(User.organization_id == caller.organization_id, User.manager_id.is_(None))
+
+    def ways(of_reports: bool) -> list[ColumnElement[bool]]:
+        found = [and_(KindnessAct.verification_awaiting == "recipient", KindnessAct.recipient_id == caller.user_id)]
+        for awaiting in approves:
+            way = and_(KindnessAct.verification_awaiting == awaiting, KindnessAct.user_id != caller.user_id)
+            found.append(way if caller.is_admin or of_reports else and_(way, KindnessAct.user_id.in_(no_manager)))
+        return found
+
+    # (rank, the senders it covers): the reports first, then everyone else.
+    ranks = [(0, [KindnessAct.user_id.in_(report_ids)]), (1, [KindnessAct.user_id.not_in(report_ids)])]
+    if not report_ids:
+        ranks = [(1, [])]
+    position = None
     if cursor is not None:
         key, record_id = decode_name_cursor(cursor)
-        position = _pending_position(key)
-        statement = statement.where(
-            or_(
-                rank > position[0],
-                and_(rank == position[0], tuple_(KindnessAct.created_at, KindnessAct.id) < (position[1], record_id)),
+        position = (*_pending_position(key), record_id)
+    parts = []
+    for rank, senders in ranks:
+        if position is not None and rank < position[0]:
+            continue
+        where = [KindnessAct.organization_id == caller.organization_id, *senders]
+        if position is not None and rank == position[0]:
+            where.append(tuple_(KindnessAct.created_at, KindnessAct.id) < (position[1], position[2]))
+        for way in ways(of_reports=rank == 0):
+            part = (
+                select(literal(rank).label("rank"), KindnessAct.created_at, KindnessAct.id)
+                .where(way, *where)
+                .order_by(KindnessAct.created_at.desc(), KindnessAct.id.desc())
+                .limit(limit + 1)
+                .subquery()
             )
-        )
+            parts.append(select(part))
+    waiting = union_all(*parts).subquery()
+    # The page is chosen on the parts' keys alone; only its own acts are read whole.
+    order = (waiting.c.rank, waiting.c.created_at.desc(), waiting.c.id.desc())
+    page = select(waiting).order_by(*order).limit(limit + 1).subquery()
     rows = db.execute(
-        statement.order_by(rank, KindnessAct.created_at.desc(), KindnessAct.id.desc()).limit(limit + 1)
+        select(KindnessAct, page.c.rank)
+        .join(page, page.c.id == KindnessAct.id)
+        .order_by(page.c.rank, page.c.created_at.desc(), page.c.id.desc())
     ).all()
     acts = [act for act, _ in rows[:limit]]
     if len(rows) <= limit:

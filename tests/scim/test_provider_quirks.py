@@ -212,3 +212,60 @@ def test_application_json_is_accepted_too(client, make, db):
     scim = {**make.scim_token(make.admin()), "Content-Type": "application/json"}
     ok(client.post("/scim/v2/Users", headers=scim, json={"schemas": [USER], "userName": "plain", "active": True}), 201)
     assert db.scalar(select(User.id).where(User.name == "plain")) is not None
+
+
+def test_okta_group_push_adds_members_with_their_display(client, make):
+    """Okta's group push, as its SCIM 2.0 reference shows it: each member as `{value, display}`."""
+    scim = make.scim_token(make.admin())
+    leaving = _okta_user(client, scim)["id"]
+    joining = ok(
+        client.post(
+            "/scim/v2/Users",
+            headers=scim,
+            json={**OKTA_CREATE, "userName": "joining@okta.local", "emails": [{"value": "joining@okta.local"}]},
+        ),
+        201,
+    )["id"]
+    pushed = {"schemas": [GROUP], "displayName": "Test SCIMv2", "members": []}
+    group = ok(client.post("/scim/v2/Groups", headers=scim, json=pushed), 201)
+    # The full push of the membership.
+    okta_replace = {
+        "schemas": ["urn:ietf:params:scim:api:messages:2.0:PatchOp"],
+        "Operations": [
+            {
+                "op": "replace",
+                "path": "members",
+                "value": [{"value": leaving, "display": "test.user@okta.local"}],
+            }
+        ],
+    }
+    replaced = ok(client.patch(f"/scim/v2/Groups/{group['id']}", headers=scim, json=okta_replace))
+    assert [m["value"] for m in replaced["members"]] == [leaving]
+    # A membership update: one member out by filter, one in with its display.
+    okta_update = {
+        "schemas": ["urn:ietf:params:scim:api:messages:2.0:PatchOp"],
+        "Operations": [
+            {"op": "remove", "path": f'members[value eq "{leaving}"]'},
+            {"op": "add", "path": "members", "value": [{"value": joining, "display": "test.user@okta.local"}]},
+        ],
+    }
+    updated = ok(client.patch(f"/scim/v2/Groups/{group['id']}", headers=scim, json=okta_update))
+    assert [m["value"] for m in updated["members"]] == [joining]
+    # The display sent is not kept: a member is shown under their own name.
+    shown = ok(client.get(f"/scim/v2/Groups/{group['id']}", headers=scim, params={"attributes": "members.display"}))
+    assert shown["members"] == [{"display": "Test User"}]
+    # The rename Okta sends with each membership update carries the group's id.
+    okta_rename = {
+        "schemas": ["urn:ietf:params:scim:api:messages:2.0:PatchOp"],
+        "Operations": [{"op": "replace", "value": {"id": group["id"], "displayName": "Test SCIMv2"}}],
+    }
+    assert ok(client.patch(f"/scim/v2/Groups/{group['id']}", headers=scim, json=okta_rename))["displayName"] == (
+        "Test SCIMv2"
+    )
+    # A path-less add of members is read the same way.
+    pathless = {
+        "schemas": [PATCH],
+        "Operations": [{"op": "add", "value": {"members": [{"value": leaving, "display": "x"}]}}],
+    }
+    both = ok(client.patch(f"/scim/v2/Groups/{group['id']}", headers=scim, json=pathless))
+    assert sorted(m["value"] for m in both["members"]) == sorted([leaving, joining])

@@ -88,7 +88,7 @@ def replace_group(db: Session, *, organization_id: str, group_id: str, payload: 
 
 def patch_group(db: Session, *, organization_id: str, group_id: str, payload: dict, base_url: str) -> Group:
     """PATCH, all operations or none; member removal by value list (Entra's legacy form) included."""
-    patch = resources.validate(PatchOp[Group], payload, Context.RESOURCE_PATCH_REQUEST)
+    patch = resources.validate(PatchOp[Group], _without_member_display(payload), Context.RESOURCE_PATCH_REQUEST)
     roles.lock_organization(db, organization_id)
     group = _find(db, organization_id, group_id, for_update=True)
     resource = _present(db, group, base_url, True)
@@ -98,6 +98,38 @@ def patch_group(db: Session, *, organization_id: str, group_id: str, payload: di
     )
     _apply(db, group, resource)
     return _present(db, group, base_url, True)
+
+
+def _without_member_display(payload: dict) -> dict:
+    """The PATCH without the `display` of the members it adds or sets.
+
+    Okta's group push sends each member as `{value, display}`. `display` is read-only (Kindling
+    shows the member's own name), so it is ignored here as a create or a replace ignores it
+    (RFC 7644 §3.5.1), rather than refusing the whole change.
+    """
+    if not isinstance(payload, dict) or not isinstance(payload.get("Operations"), list):
+        return payload
+    operations = []
+    for operation in payload["Operations"]:
+        if isinstance(operation, dict) and isinstance(operation.get("value"), list | dict):
+            path = str(operation.get("path") or "").rsplit(":", 1)[-1].lower()
+            value = operation["value"]
+            if path == "members":
+                value = _members_without_display(value)
+            elif not path and isinstance(value, dict):
+                value = {k: _members_without_display(v) if k.lower() == "members" else v for k, v in value.items()}
+            operation = {**operation, "value": value}
+        operations.append(operation)
+    return {**payload, "Operations": operations}
+
+
+def _members_without_display(members: object) -> object:
+    if not isinstance(members, list):
+        return members
+    return [
+        {k: v for k, v in member.items() if k.lower() != "display"} if isinstance(member, dict) else member
+        for member in members
+    ]
 
 
 def delete_group(db: Session, *, organization_id: str, group_id: str) -> None:

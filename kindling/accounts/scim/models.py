@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 
-from sqlalchemy import JSON, ForeignKey, Index, Integer, String, UniqueConstraint
+from sqlalchemy import JSON, Boolean, ForeignKey, Index, Integer, String, UniqueConstraint, false
 from sqlalchemy.orm import Mapped, mapped_column
 
 from kindling.platform.base import Base, new_id, utcnow
@@ -49,6 +49,9 @@ class ScimUser(Base):
     work_email: Mapped[str | None] = mapped_column(String(254))
     # The resource as sent (core and enterprise attributes, without id, meta, groups or password).
     resource: Mapped[dict] = mapped_column(JSON)
+    # Whether the directory's `password` is the person's: only for an account that had none of its
+    # own when it was provisioned, so a SCIM token never sets the password of someone who existed.
+    sets_password: Mapped[bool] = mapped_column(Boolean, server_default=false())
     version: Mapped[int] = mapped_column(Integer, default=1)
     created_at: Mapped[dt.datetime] = mapped_column(default=utcnow)
     updated_at: Mapped[dt.datetime] = mapped_column(default=utcnow)

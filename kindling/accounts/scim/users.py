@@ -35,7 +35,8 @@ from kindling.evidence import log as evidence
 from kindling.platform.base import new_id, utcnow
 
 # Okta sends a password with every created user; people provisioned by a directory usually
-# sign in through it, so the password is kept (hashed), never returned.
+# sign in through it, so the password is kept (hashed), never returned. It is ignored for an
+# account that had a password of its own when it was linked (`ScimUser.sets_password`).
 _hasher = PasswordHasher(time_cost=2, memory_cost=19456, parallelism=1)
 # An account without a password of its own: no password verifies against it.
 NO_PASSWORD = "!directory"
@@ -132,7 +133,10 @@ def create_user(db: Session, *, organization_id: str, payload: dict, base_url: s
             role="member",
             hand_role="member",
         )
-    scim_user = ScimUser(user_id=person.id, organization_id=organization_id, version=0)
+    # Linking an account never changes its password or its hand-set role: the SCIM token's holder
+    # must not be able to sign in as someone who existed before (docs/decisions.md §13).
+    sets_password = joined or person.password_hash == NO_PASSWORD
+    scim_user = ScimUser(user_id=person.id, organization_id=organization_id, sets_password=sets_password, version=0)
     # Both rows are written whole: the person's email is the one just looked up, and the
     # userName's uniqueness is the constraint's to check, so nothing is read back to check again.
     _write(scim_user, person, resource)
@@ -275,7 +279,7 @@ def _apply(db: Session, scim_user: ScimUser, person: Person, resource: User) -> 
 
 def _write(scim_user: ScimUser, person: Person, resource: User) -> None:
     """Set what the resource says on the person and their SCIM record; the email aside."""
-    if resource.password:
+    if resource.password and scim_user.sets_password:
         person.password_hash = _hasher.hash(resource.password)
     enterprise = resource[EnterpriseUser] or EnterpriseUser()
     person.name = _display(resource)

@@ -72,11 +72,11 @@ def list_requests(
     limit: int = 50,
     cursor: str | None = None,
     status: str | None = None,
-    programId: str | None = None,
+    program_id: str | None = None,
 ):
     session = db()
     rows, next_cursor = giving.list_requests(
-        session, caller=access.principal(token_info), limit=limit, cursor=cursor, status=status, program_id=programId
+        session, caller=access.principal(token_info), limit=limit, cursor=cursor, status=status, program_id=program_id
     )
     claimed = giving.claimed_check_ins(session, request_ids=[request.id for request in rows])
     return {"data": [request_body(request, claimed[request.id]) for request in rows], "nextCursor": next_cursor}, 200
