@@ -1,8 +1,8 @@
 """linked passwords and the pending index: SCIM sets only the password of an account it provisioned;
 the acts of one sender that wait for a decision, in an index of their own
 
-Revision ID: 0024
-Revises: 0020
+Revision ID: 0023
+Revises: 0022
 
 A SCIM record now says whether the directory's `password` is the person's. It is for the people
 the directory created (their `member.joined` came from SCIM) and for accounts without a password
@@ -16,8 +16,8 @@ about 8 s at 1,000,000 acts of which 800,000 wait, while writes to the acts wait
 import sqlalchemy as sa
 from alembic import op
 
-revision = "0024"
-down_revision = "0020"
+revision = "0023"
+down_revision = "0022"
 branch_labels = None
 depends_on = None
 
