@@ -50,7 +50,7 @@ from kindling.evidence.chain import GENESIS_HASH, event_hash, timestamp
 from kindling.evidence.keys import make_signer
 from kindling.evidence.verify_command import verify_bundle_file
 from kindling.platform.base import utcnow
-from kindling.platform.database import make_engine, upgrade
+from kindling.platform.database import blocking_waits, make_engine, upgrade
 from kindling.volunteering.service import hours_between as volunteering_hours
 
 LARGE, SMALL = 1_000_000, 100_000
@@ -190,9 +190,11 @@ class _Loader:
         self.prev_hash = hash_
 
     def flush(self, cursor) -> None:
-        for table, buffer in self.buffers.items():
-            buffer.seek(0)
-            cursor.copy_expert(f"COPY {table} ({', '.join(COLUMNS[table])}) FROM STDIN", buffer)
+        # psycopg2 refuses COPY under the wait callback the service's engine sets for the process.
+        with blocking_waits():
+            for table, buffer in self.buffers.items():
+                buffer.seek(0)
+                cursor.copy_expert(f"COPY {table} ({', '.join(COLUMNS[table])}) FROM STDIN", buffer)
         self.buffers = {table: io.StringIO() for table in COLUMNS}
 
 
