@@ -92,11 +92,11 @@ def main() -> int:
         )
 
     print(f"load average {os.getloadavg()[0]:.2f} (cores: {os.cpu_count()})")
-    ok = True
+    ok = sound = True
     baseline = verify_subprocess(args.database_url, None)
     for organization_id in (small, large):
         result = verify_subprocess(args.database_url, organization_id)
-        ok &= result["intact"] and result["consistent"]
+        sound &= result["intact"] and result["consistent"]
         if result["events"] >= LARGE:
             ok &= result["seconds"] <= 60
         print(
@@ -112,8 +112,11 @@ def main() -> int:
     for name, values in appends.items():
         print(f"{name:<24} p50 {statistics.median(values):6.3f} ms   p95 {percentile(values, 95):6.3f} ms")
     ok &= percentile(appends["append + commit"], 95) <= 2.0
+    if not sound:
+        print("THE LOG DOES NOT VERIFY")
+        return 1
     print("targets met" if ok else "TARGETS MISSED")
-    return 0 if ok else 1
+    return 0 if ok else 3  # 3: it ran, and a figure missed its target (README, Benchmarks)
 
 
 def time_report(engine, organization_id: str) -> tuple[float, float]:
