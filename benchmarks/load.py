@@ -9,9 +9,8 @@ organization with 2,000 acts is added to it.
 
 1. Starts `kindling serve --workers 2` (`--workers`) on PostgreSQL and Redis
    (RATE_LIMIT_MULTIPLIER=100000, so the limiter counts every request without refusing any) and
-   reports the time from
-   spawning the command to its first healthy answer, with the package's bytecode compiled
-   first, as `pip install` leaves it.
+   reports the time from spawning the command to its first healthy answer, with the package's
+   bytecode compiled first, as `pip install` leaves it.
 2. Starts the bare floor, benchmarks/floor.py: a minimal Flask app answering the same JSON from
    the same service functions and queries, served the same way (uvicorn, 2 workers, a2wsgi),
    with no validation, no session lookup and no rate limiting; and the framework floor,
