@@ -1,6 +1,7 @@
 """Speed of the consultant side, over HTTP against a real `kindling serve`.
 
-    DATABASE_URL=postgresql+psycopg2://… [REDIS_URL=redis://…] python -m benchmarks.consultant [--runs 5]
+    DATABASE_URL=postgresql+psycopg2://… [REDIS_URL=redis://…] python -m benchmarks.consultant [--runs 5] \\
+        [--rows 500] [--clients 1000] [--acts 1000000]
 
 Use a scratch database: organizations, consultants and invitations are added to it, and for
 the portfolio export (PostgreSQL only) 1,000 client organizations of one consultant, seeded in
@@ -98,23 +99,23 @@ def timed(method: str, url: str, **kwargs) -> tuple[float, requests.Response]:
     return elapsed, response
 
 
-def bulk_invite(server: LiveServer, fixtures: Fixtures, runs: int) -> list[Result]:
-    """A 500-row file of new invitations, then the same file again (every row already pending)."""
-    organization_ids = fixtures.organizations(ROWS)
+def bulk_invite(server: LiveServer, fixtures: Fixtures, args: argparse.Namespace) -> list[Result]:
+    """A file of `--rows` new invitations, then the same file again (every row already pending)."""
+    organization_ids = fixtures.organizations(args.rows)
     csv = ("organizationId,message\n" + "".join(f"{oid},Let us work together\n" for oid in organization_ids)).encode()
     files = {"file": ("clients.csv", csv, "text/csv")}
     fresh, repeated = [], []
-    for _ in range(runs):
+    for _ in range(args.runs):
         headers = fixtures.consultant_headers()
         seconds, response = timed("POST", server.url + "/api/bulk/invite", files=files, headers=headers)
-        assert response.json()["invited"] == ROWS, response.json()["failed"]
+        assert response.json()["invited"] == args.rows, response.json()["failed"]
         fresh.append(seconds)
         seconds, response = timed("POST", server.url + "/api/bulk/invite", files=files, headers=headers)
-        assert response.json()["invited"] == ROWS
+        assert response.json()["invited"] == args.rows
         repeated.append(seconds)
     return [
-        Result(f"bulk invite, {ROWS} new invitations", fresh, target=1.0),
-        Result(f"bulk invite, {ROWS} rows already pending", repeated, target=1.0),
+        Result(f"bulk invite, {args.rows} new invitations", fresh, target=1.0),
+        Result(f"bulk invite, {args.rows} rows already pending", repeated, target=1.0),
     ]
 
 
@@ -193,8 +194,8 @@ PORTFOLIO_SEED = [
 ]
 
 
-def portfolio_export(server: LiveServer, fixtures: Fixtures, runs: int) -> list[Result]:
-    """GET /api/bulk/export of a consultant with 1,000 clients holding 1,000,000 kindness acts."""
+def portfolio_export(server: LiveServer, fixtures: Fixtures, args: argparse.Namespace) -> list[Result]:
+    """GET /api/bulk/export of a consultant with `--clients` clients holding `--acts` kindness acts."""
     engine = fixtures.engine
     if engine.dialect.name != "postgresql":
         print(
@@ -206,9 +207,9 @@ def portfolio_export(server: LiveServer, fixtures: Fixtures, runs: int) -> list[
     params = {
         "run": fixtures.run,
         "consultant": consultant_id,
-        "clients": EXPORT_CLIENTS,
+        "clients": args.clients,
         "members": EXPORT_MEMBERS,
-        "acts": EXPORT_ACTS,
+        "acts": args.acts,
     }
     with engine.begin() as connection:
         for statement in PORTFOLIO_SEED:
@@ -227,7 +228,7 @@ def portfolio_export(server: LiveServer, fixtures: Fixtures, runs: int) -> list[
     results = []
     for period, file_format in (("month", "csv"), ("month", "json"), ("year", "csv")):
         seconds = []
-        for _ in range(runs):
+        for _ in range(args.runs):
             elapsed, response = timed(
                 "GET",
                 server.url + "/api/bulk/export",
@@ -237,23 +238,26 @@ def portfolio_export(server: LiveServer, fixtures: Fixtures, runs: int) -> list[
             seconds.append(elapsed)
         if file_format == "json":
             rows = response.json()["data"]
-            assert len(rows) == EXPORT_CLIENTS
+            assert len(rows) == args.clients
         else:
             lines = response.text.splitlines()
-            assert len(lines) == EXPORT_CLIENTS + 1
+            assert len(lines) == args.clients + 1
             if period == "year":
-                assert sum(int(line.split(",")[1]) for line in lines[1:]) == EXPORT_ACTS
+                assert sum(int(line.split(",")[1]) for line in lines[1:]) == args.acts
         results.append(Result(f"portfolio export, {period}, {file_format}", seconds, target=2.0))
     return results
 
 
-# Each measurement takes the server, the fixtures and the number of runs.
+# Each measurement takes the server, the fixtures and the arguments (runs and sizes).
 MEASUREMENTS = [bulk_invite, portfolio_export]
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--rows", type=int, default=ROWS, help="rows of the bulk invitation file")
+    parser.add_argument("--clients", type=int, default=EXPORT_CLIENTS, help="client organizations in the portfolio")
+    parser.add_argument("--acts", type=int, default=EXPORT_ACTS, help="kindness acts across the portfolio")
     args = parser.parse_args(argv)
     settings = Settings.from_env()
     if settings.embedded:
@@ -267,14 +271,16 @@ def main(argv: list[str] | None = None) -> int:
         warm_up = fixtures.consultant_headers()
         for _ in range(3):
             requests.get(server.url + "/api/clients", headers=warm_up, timeout=10).raise_for_status()
-        results = [result for measure in MEASUREMENTS for result in measure(server, fixtures, args.runs)]
+        results = [result for measure in MEASUREMENTS for result in measure(server, fixtures, args)]
     finally:
         server.stop()
     print(f"database: {settings.database_url.split('://', 1)[0]}, cache: {'redis' if settings.redis_url else 'memory'}")
     print(f"{'measurement':<44} {'runs':>4} {'median ms':>9} {'max ms':>9} {'target ms':>9}  verdict")
     for result in results:
         print(result.row())
-    return 0 if all(max(r.seconds) <= r.target for r in results) else 1
+    return (
+        0 if all(max(r.seconds) <= r.target for r in results) else 3
+    )  # 3: it ran, and a figure missed its target (README, Benchmarks)
 
 
 if __name__ == "__main__":

@@ -50,7 +50,7 @@ from kindling.evidence.chain import GENESIS_HASH, event_hash, timestamp
 from kindling.evidence.keys import make_signer
 from kindling.evidence.verify_command import verify_bundle_file
 from kindling.platform.base import utcnow
-from kindling.platform.database import make_engine, upgrade
+from kindling.platform.database import blocking_waits, make_engine, upgrade
 from kindling.volunteering.service import hours_between as volunteering_hours
 
 LARGE, SMALL = 1_000_000, 100_000
@@ -92,11 +92,11 @@ def main() -> int:
         )
 
     print(f"load average {os.getloadavg()[0]:.2f} (cores: {os.cpu_count()})")
-    ok = True
+    ok = sound = True
     baseline = verify_subprocess(args.database_url, None)
     for organization_id in (small, large):
         result = verify_subprocess(args.database_url, organization_id)
-        ok &= result["intact"] and result["consistent"]
+        sound &= result["intact"] and result["consistent"]
         if result["events"] >= LARGE:
             ok &= result["seconds"] <= 60
         print(
@@ -112,8 +112,11 @@ def main() -> int:
     for name, values in appends.items():
         print(f"{name:<24} p50 {statistics.median(values):6.3f} ms   p95 {percentile(values, 95):6.3f} ms")
     ok &= percentile(appends["append + commit"], 95) <= 2.0
+    if not sound:
+        print("THE LOG DOES NOT VERIFY")
+        return 1
     print("targets met" if ok else "TARGETS MISSED")
-    return 0 if ok else 1
+    return 0 if ok else 3  # 3: it ran, and a figure missed its target (README, Benchmarks)
 
 
 def time_report(engine, organization_id: str) -> tuple[float, float]:
@@ -190,9 +193,11 @@ class _Loader:
         self.prev_hash = hash_
 
     def flush(self, cursor) -> None:
-        for table, buffer in self.buffers.items():
-            buffer.seek(0)
-            cursor.copy_expert(f"COPY {table} ({', '.join(COLUMNS[table])}) FROM STDIN", buffer)
+        # psycopg2 refuses COPY under the wait callback the service's engine sets for the process.
+        with blocking_waits():
+            for table, buffer in self.buffers.items():
+                buffer.seek(0)
+                cursor.copy_expert(f"COPY {table} ({', '.join(COLUMNS[table])}) FROM STDIN", buffer)
         self.buffers = {table: io.StringIO() for table in COLUMNS}
 
 

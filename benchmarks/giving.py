@@ -100,8 +100,11 @@ def main() -> int:
     print(
         f"a match adds {added:.2f} ms server p50 (target ≤ 5 ms); summary server p50 {summary.p('server', 50):.2f} ms (target ≤ 200 ms)"
     )
-    consistent = tallies_consistent(engine)
-    return 0 if added <= 5 and summary.p("server", 50) <= 200 and consistent else 1
+    if not tallies_consistent(engine):
+        return 1
+    return (
+        0 if added <= 5 and summary.p("server", 50) <= 200 else 3
+    )  # 3: it ran, and a figure missed its target (README, Benchmarks)
 
 
 def account(url: str, email: str, organization_name: str, existing: bool) -> tuple[Timer, str]:

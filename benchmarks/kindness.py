@@ -10,8 +10,8 @@
 2. Starts a real server in a subprocess: the app `kindling serve` runs, under uvicorn with one
    worker, wrapped by benchmarks/server_timing.py, with RATE_LIMIT_MULTIPLIER=100000.
 3. Signs up 10 organizations through the API, then seeds in SQL with generate_series: 1,000 members
-   and 1,000,000 acts in the first organization, 100 members and 10,000 acts in each of the others,
-   spread over the last 365 days; 80% of the acts go to members, so ripples are common. Each act
+   and 1,000,000 acts in the first organization, 100 members and 10,000 acts (`--other-acts`) in
+   each of the others, spread over the last 365 days; 80% of the acts go to members, so ripples are common. Each act
    asks for a level 1–5 and has only level 1 on record, as the upgrade to earned verification
    leaves them. Ripple counts and tallies are derived in SQL straight from their definition, then
    VACUUM ANALYZE. In the first organization two members joined by its join code are made managers:
@@ -68,6 +68,7 @@ def main() -> int:
     parser.add_argument("--reset", action="store_true", help="drop the database's public schema first")
     parser.add_argument("--reuse", action="store_true", help="time a database an earlier run seeded, without seeding")
     parser.add_argument("--acts", type=int, default=1_000_000, help="acts in the large organization")
+    parser.add_argument("--other-acts", type=int, default=10_000, help="acts in each of the nine others")
     parser.add_argument("--samples", type=int, default=50, help="timed requests per measurement")
     parser.add_argument("--pages", type=int, default=500, help="depth of the cursor walk")
     args = parser.parse_args()
@@ -84,7 +85,7 @@ def main() -> int:
         else:
             admins = [sign_up(server.url, n) for n in range(10)]
             started = time.perf_counter()
-            seed(engine, [admin["organizationId"] for admin in admins], args.acts)
+            seed(engine, [admin["organizationId"] for admin in admins], args.acts, args.other_acts)
             add_managers(server.url, engine, admins[0]["organizationId"])
             print(f"seeded in {time.perf_counter() - started:.0f} s", file=sys.stderr)
         managers = [sign_in(server.url, n, who="manager") for n in MANAGERS]
@@ -142,7 +143,7 @@ def _signed_in(url: str, n: int, body: dict, who: str = "admin") -> dict:
     }
 
 
-def seed(engine, organization_ids: list[str], acts: int) -> None:
+def seed(engine, organization_ids: list[str], acts: int, other_acts: int) -> None:
     """Members and acts in SQL; ripple counts and tallies derived from their definitions."""
     with engine.begin() as connection:
         connection.execute(text("SET LOCAL temp_buffers = '1GB'"))
@@ -150,7 +151,7 @@ def seed(engine, organization_ids: list[str], acts: int) -> None:
         for index, organization_id in enumerate(organization_ids):
             large = index == 0
             seed_organization(
-                connection, organization_id, index, members=1000 if large else 100, acts=acts if large else 10_000
+                connection, organization_id, index, members=1000 if large else 100, acts=acts if large else other_acts
             )
         connection.execute(
             text(

@@ -68,7 +68,7 @@ def main() -> None:
         servers.append(LiveServer({**env, "REDIS_URL": redis.url}))
         servers.append(LiveServer({**env, "REDIS_URL": f"redis://127.0.0.1:{port}/0"}))
         for server in servers:
-            server.wait_ready()
+            server.wait_ready(timeout=60)  # two servers start side by side
         shared, hung = servers
         caller = Caller(shared)
         print(f"{'state':<18} {'request':<8} {'runs':>6} {'median ms':>9} {'max ms':>9}  statuses")

@@ -13,7 +13,8 @@
 3. Times, on one keep-alive connection:
    - `GET /Users?filter=userName eq "…"` for random people, in another case than stored (target
      ≤ 10 ms server p50);
-   - one PATCH adding 1,000 members to an empty group, five groups (target ≤ 1 s server p50);
+   - one PATCH adding 1,000 members (`--members`) to an empty group, five groups (target ≤ 1 s
+     server p50);
    - 10,000 `POST /Users`, one request at a time, as Entra sends them (target ≤ 2 minutes in all).
 
 "server" is the `Server-Timing: app;dur=` the server reports. The load average is printed with the table.
@@ -50,6 +51,7 @@ def main() -> int:
     parser.add_argument("--users", type=int, default=100_000, help="people seeded in the organization")
     parser.add_argument("--provision", type=int, default=10_000, help="people provisioned one request at a time")
     parser.add_argument("--samples", type=int, default=200, help="timed lookups")
+    parser.add_argument("--members", type=int, default=1000, help="members each group PATCH adds")
     args = parser.parse_args()
     if not args.database_url.startswith("postgresql"):
         parser.error("--database-url must be a PostgreSQL URL")
@@ -75,11 +77,15 @@ def main() -> int:
         created.raise_for_status()
         scim = ScimClient(server.port, created.json()["data"]["token"])
         seed(engine, data["user"]["organizationId"], args.users)
-        rows = [lookups(scim, engine, args.samples), group_patch(scim, engine), provisioning(scim, args.provision)]
+        rows = [
+            lookups(scim, engine, args.samples),
+            group_patch(scim, engine, args.members),
+            provisioning(scim, args.provision),
+        ]
     finally:
         server.stop()
     print_table(rows, args)
-    return 0 if all(ok for _, ok in rows) else 1
+    return 0 if all(ok for _, ok in rows) else 3  # 3: it ran, and a figure missed its target (README, Benchmarks)
 
 
 class Answer:
@@ -167,11 +173,14 @@ def lookups(scim: ScimClient, engine, samples: int) -> tuple[Measurement, bool]:
     return measurement, measurement.p("server", 50) <= 10
 
 
-def group_patch(scim: ScimClient, engine) -> tuple[Measurement, bool]:
-    measurement = Measurement("PATCH +1,000 members", "1 s server p50")
+def group_patch(scim: ScimClient, engine, members: int) -> tuple[Measurement, bool]:
+    measurement = Measurement(f"PATCH +{members:,} members", "1 s server p50")
     with engine.connect() as connection:
         ids = [
-            row[0] for row in connection.execute(text("SELECT user_id FROM scim_users ORDER BY random() LIMIT 5000"))
+            row[0]
+            for row in connection.execute(
+                text("SELECT user_id FROM scim_users ORDER BY random() LIMIT :n"), {"n": 5 * members}
+            )
         ]
     for round_ in range(5):
         group = scim.request(
@@ -180,8 +189,8 @@ def group_patch(scim: ScimClient, engine) -> tuple[Measurement, bool]:
             201,
             body={"schemas": [GROUP], "displayName": f"Bench group {round_} {uuid.uuid4().hex[:6]}"},
         )[0].json()
-        members = [{"value": user_id} for user_id in ids[round_ * 1000 : (round_ + 1) * 1000]]
-        body = {"schemas": [PATCH], "Operations": [{"op": "add", "path": "members", "value": members}]}
+        added = [{"value": user_id} for user_id in ids[round_ * members : (round_ + 1) * members]]
+        body = {"schemas": [PATCH], "Operations": [{"op": "add", "path": "members", "value": added}]}
         response, client, server = scim.request("PATCH", f"/Groups/{group['id']}", 200, body=body)
         measurement.add(client, server)
     return measurement, measurement.p("server", 50) <= 1000

@@ -1,8 +1,10 @@
 """Time the organization wellbeing aggregates (GET /api/wellbeing?scope=organization) per period.
 
-Usage: python benchmarks/wellbeing_summary.py [--responses 100000] [--people 1000]
+Usage: python benchmarks/wellbeing_summary.py [--responses 100000] [--people 1000] [--repeat 5]
 BENCH_DATABASE_URL picks the database (default: a temporary SQLite file); it is migrated
-and filled with one organization's responses spread over the last year. Use a throwaway database.
+and filled with one organization's responses spread over the last year, and each of their
+weeks published (figures without noise, as their averages). The aggregates read the published
+weeks only. Use a throwaway database.
 """
 
 from __future__ import annotations
@@ -18,10 +20,11 @@ import time
 from sqlalchemy import insert, text
 
 from kindling.accounts.models import Organization, User
+from kindling.platform import periods
 from kindling.platform.base import new_id, utcnow
 from kindling.platform.database import make_engine, make_session_factory, upgrade
 from kindling.wellbeing import service as wellbeing
-from kindling.wellbeing.models import WellbeingResponse
+from kindling.wellbeing.models import WellbeingResponse, WellbeingWeek
 
 
 def fill(session, *, responses: int, people: int) -> str:
@@ -47,6 +50,7 @@ def fill(session, *, responses: int, people: int) -> str:
     rows = []
     for _ in range(responses):
         label = random.choice(wellbeing.SENTIMENT_LABELS)
+        created_at = now - dt.timedelta(seconds=random.randint(0, 365 * 86400))
         rows.append(
             {
                 "id": new_id(),
@@ -59,16 +63,46 @@ def fill(session, *, responses: int, people: int) -> str:
                 "anonymous": False,
                 "sentiment_label": label,
                 "sentiment_compound": 0.0,
-                "created_at": now - dt.timedelta(seconds=random.randint(0, 365 * 86400)),
+                "created_at": created_at,
+                "week_start": periods.week_of(created_at),
+                "published_in": 1,
             }
         )
     for start in range(0, len(rows), 5000):
         session.execute(insert(WellbeingResponse), rows[start : start + 5000])
+    session.execute(insert(WellbeingWeek), published_weeks(organization.id, rows))
     session.commit()
     # Fresh statistics, as autovacuum would have gathered them by now in production.
     session.execute(text("ANALYZE"))
     session.commit()
     return organization.id
+
+
+def published_weeks(organization_id: str, rows: list[dict]) -> list[dict]:
+    """Each week's figures, as revision 1 publishes them (here without noise)."""
+    weeks: dict[dt.date, list[dict]] = {}
+    for row in rows:
+        weeks.setdefault(row["week_start"], []).append(row)
+    published = []
+    for week_start, answers in weeks.items():
+        energies = [answer["energy"] for answer in answers if answer["energy"] is not None]
+        labels = [answer["sentiment_label"] for answer in answers if answer["comment"] is not None]
+        published.append(
+            {
+                "organization_id": organization_id,
+                "week_start": week_start,
+                "revision": 1,
+                "published_at": utcnow(),
+                "respondents": len({answer["user_id"] for answer in answers}),
+                "responses": len(answers),
+                "mood_average": round(statistics.fmean(answer["mood"] for answer in answers), 2),
+                "stress_average": round(statistics.fmean(answer["stress"] for answer in answers), 2),
+                "energy_respondents": len(energies) or None,
+                "energy_average": round(statistics.fmean(energies), 2) if energies else None,
+                **{label: labels.count(label) for label in wellbeing.SENTIMENT_LABELS},
+            }
+        )
+    return published
 
 
 def main() -> None:
@@ -87,15 +121,18 @@ def main() -> None:
         print(
             f"{engine.dialect.name}: {args.responses} responses by {args.people} people, filled in {time.perf_counter() - started:.1f} s"
         )
-    for period in wellbeing.PERIOD_DAYS:
+    for period in periods.PERIOD_WEEKS:
         timings = []
         with sessions() as session:
             for _ in range(args.repeat):
                 started = time.perf_counter()
-                summary = wellbeing.summarize_organization(session, organization_id=organization_id, period=period)
+                summary = wellbeing.summarize(
+                    session, organization_ids=[organization_id], window=periods.window(period)
+                )[organization_id]
                 timings.append((time.perf_counter() - started) * 1000)
+        responses = summary.figures.responses if summary else 0
         print(
-            f"  period={period:<8} responses={summary.figures.responses:>7}  median {statistics.median(timings):7.1f} ms  max {max(timings):7.1f} ms"
+            f"  period={period:<8} responses={responses:>7}  median {statistics.median(timings):7.1f} ms  max {max(timings):7.1f} ms"
         )
 
 

@@ -69,8 +69,8 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _worker(settings: Settings):
-    """The worker loop: webhook delivery, the evidence checkpoints, the retention of wellbeing
-    comments and of idempotent responses."""
+    """The worker loop: webhook delivery, the evidence checkpoints, the storage clean-ups after
+    erasures, and the retention of wellbeing comments and of idempotent responses."""
     from kindling.idempotency import responses
     from kindling.webhooks.delivery import Worker
     from kindling.wellbeing import retention
@@ -91,14 +91,19 @@ def _work(settings: Settings, *, once: bool) -> int:
 
 
 def _worker_tasks(settings: Settings) -> tuple:
-    """The hourly evidence checkpoints, when this process signs with the key the server lists."""
+    """The rewrite of the tables erasures changed (PostgreSQL), and the hourly evidence checkpoints
+    when this process signs with the key the server lists."""
     from kindling.evidence.checkpoints import Checkpointer
     from kindling.evidence.keys import embedded_key_path, make_signer
+    from kindling.privacy.storage import StorageCleaner
 
+    tasks: tuple = ()
+    if settings.database_url.startswith("postgresql"):
+        tasks += (lambda session_factory: StorageCleaner(session_factory, settings.database_url),)
     if settings.evidence_signing_key is None and embedded_key_path(settings.database_url) is None:
-        return ()  # a key of this process only: its checkpoints would verify with no listed key
+        return tasks  # a key of this process only: its checkpoints would verify with no listed key
     signer = make_signer(settings.evidence_signing_key, settings.evidence_previous_keys, settings.database_url)
-    return (lambda session_factory: Checkpointer(session_factory, signer),)
+    return (*tasks, lambda session_factory: Checkpointer(session_factory, signer))
 
 
 def _exit(*_) -> None:

@@ -66,6 +66,19 @@ def make_engine(url: str, *, silence_limit: float | None = SILENCE_LIMIT) -> Eng
     return engine
 
 
+@contextlib.contextmanager
+def blocking_waits() -> typing.Iterator[None]:
+    """Lift the process-wide wait callback for a while, for what psycopg2 refuses under one
+    (`copy_expert`, COPY's bulk load): its waits then have no limit, in every thread of the
+    process, so only single-threaded tools (a benchmark's seeding) use it."""
+    callback = ext.get_wait_callback()
+    ext.set_wait_callback(None)
+    try:
+        yield
+    finally:
+        ext.set_wait_callback(callback)
+
+
 def _wait_for_server(connection) -> None:
     """psycopg2's wait callback (its `extras.wait_select`, with limits). A frozen server is the
     case TCP cannot catch: its kernel acknowledges every packet, so neither keepalives nor the

@@ -21,6 +21,7 @@ from kindling.kindness.models import KindnessAct
 from kindling.kindness.verification_models import Attestation, VerificationDecision
 from kindling.platform.base import utcnow
 from kindling.platform.database import truncate_write_ahead_log
+from kindling.privacy import storage
 from kindling.volunteering.models import CheckIn, VolunteerOpportunity
 from kindling.wellbeing.models import WellbeingResponse
 
@@ -202,6 +203,7 @@ def _act(act: KindnessAct) -> dict:
 
 def erase(db: Session, *, organization_id: str, user_id: str, actor_id: str) -> User:
     """Erase a person of the organization, irreversibly: 409 for its last admin."""
+    written = storage.write_counts(db)
     # Serialised on the organization's row, as role changes are, so two erasures cannot leave no admin.
     db.execute(select(Organization.id).where(Organization.id == organization_id).with_for_update(key_share=True))
     user = db.get(User, user_id, with_for_update=True, populate_existing=True)
@@ -233,6 +235,8 @@ def erase(db: Session, *, organization_id: str, user_id: str, actor_id: str) -> 
         actor_id=actor_id,
         data={},
     )
+    # On PostgreSQL the old row versions keep what was removed until the worker rewrites their tables.
+    storage.schedule_cleanup(db, since=written)
     return user
 
 

@@ -11,7 +11,8 @@ delivery is tried again with the same `webhook-id`: delivery is at least once.
 
 The same loop runs the chores it is given at start and then hourly: `kindling worker` and
 the embedded thread delete wellbeing comments older than WELLBEING_COMMENT_RETENTION_DAYS
-(docs/decisions.md §15).
+(docs/decisions.md §15). Its tasks run every round and pace themselves: the evidence
+checkpoints, and on PostgreSQL the rewrite of the tables erasures changed.
 """
 
 from __future__ import annotations
