@@ -1,7 +1,7 @@
 """storage clean-ups: the tables an erasure changed, until the worker has rewritten them
 
-Revision ID: 0028
-Revises: 0020
+Revision ID: 0024
+Revises: 0023
 
 On PostgreSQL an erasure's old row versions keep the person's name and email in the table's and
 its indexes' files until the table is rewritten (docs/decisions.md §15). If anyone was erased
@@ -13,8 +13,8 @@ from alembic import op
 
 import kindling.platform.base
 
-revision = "0028"
-down_revision = "0020"
+revision = "0024"
+down_revision = "0023"
 branch_labels = None
 depends_on = None
 
