@@ -58,7 +58,7 @@ def main() -> int:
         )
     added = keyed.p("server", 50) - plain.p("server", 50)
     print(f"a key adds {added:.3f} ms server p50 (target ≤ {TARGET_MS} ms)")
-    return 0 if added <= TARGET_MS else 1
+    return 0 if added <= TARGET_MS else 3  # exit 3: measured, but a figure missed its target
 
 
 if __name__ == "__main__":
