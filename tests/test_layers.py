@@ -71,6 +71,7 @@ def _crossings(importer: Callable[[str], bool], imported: Callable[[str], bool])
 SLICES = {
     "platform": set(),
     "themes": set(),
+    "idempotency": set(),
     "evidence": {"webhooks"},
     "accounts": {"evidence"},
     "wellbeing": {"evidence"},

@@ -5,7 +5,8 @@ Connexion passes a path or query parameter by its name made pythonic (`programId
 `body` (or its `x-body-name`), and a multipart file by its field's name, and only when the handler's
 signature takes that name: a query parameter the handler names otherwise is dropped without a word.
 Headers are not passed: a handler that declares one reads it from the request itself. A parameter
-marked `x-ignored: true` is accepted only so that strict validation does not refuse it.
+marked `x-ignored: true` is accepted only so that strict validation does not refuse it, and
+`Idempotency-Key` is read by the request pipeline for every operation that declares it.
 """
 
 from __future__ import annotations
@@ -19,6 +20,8 @@ from connexion.decorators.parameter import pythonic
 from kindling.web.app import load_spec
 from kindling.web.operations import HTTP_METHODS
 
+# Headers the request pipeline reads for the operations that declare them (kindling/web/idempotency.py).
+PIPELINE_HEADERS = {"Idempotency-Key"}
 # What Connexion's security step adds to a handler's arguments when the signature takes it.
 CONTEXT = {"token_info", "user"}
 SPEC = load_spec()
@@ -50,7 +53,7 @@ def _passed(spec_body: dict | None, parameters: list[dict]) -> tuple[set[str], l
     """The argument names Connexion passes, and the headers the handler must read itself."""
     read = [p for p in parameters if not p.get("x-ignored")]
     names = {pythonic(p["name"]) for p in read if p["in"] in ("path", "query")}
-    headers = [p["name"] for p in read if p["in"] in ("header", "cookie")]
+    headers = [p["name"] for p in read if p["in"] in ("header", "cookie") and p["name"] not in PIPELINE_HEADERS]
     if spec_body is not None:
         for media_type, content in spec_body.get("content", {}).items():
             properties = _resolve(content.get("schema", {})).get("properties", {})
