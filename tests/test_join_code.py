@@ -88,6 +88,8 @@ def test_founding_an_organization_and_joining_by_code_are_logged(client):
     assert joined.status_code == 201, joined.text
     client.cookies.clear()
     joiner = joined.json()["data"]["user"]["id"]
-    assert member_events(client, admin, joiner) == [("member.joined", {"role": "member", "source": "join_code"}, joiner)]
+    assert member_events(client, admin, joiner) == [
+        ("member.joined", {"role": "member", "source": "join_code"}, joiner)
+    ]
     verified = client.get("/api/evidence/verify", headers=admin.headers).json()
     assert verified["consistent"] and verified["head"]["seq"] == 2

@@ -342,7 +342,14 @@ def test_0022_logs_each_person_without_a_joining_and_each_request_without_its_cr
                 type=evidence.GIVING_REQUESTED,
                 subject=("giving_request", request.id),
                 actor_id=None,
-                data={**logged, "status": "approved", "computedAmount": 2000, "amount": 2000, "capped": False, "currency": "USD"},
+                data={
+                    **logged,
+                    "status": "approved",
+                    "computedAmount": 2000,
+                    "amount": 2000,
+                    "capped": False,
+                    "currency": "USD",
+                },
             )
             session.commit()
         people = {"early": (True, now - dt.timedelta(days=30)), "gone": (False, now - dt.timedelta(days=20))}
@@ -367,8 +374,16 @@ def test_0022_logs_each_person_without_a_joining_and_each_request_without_its_cr
     assert result["intact"] and result["consistent"], result["mismatches"]
     # Oldest record first, chained after the log's last event.
     assert [(e["subject"], e["data"], e["actorId"]) for e in events] == [
-        ({"kind": "member", "id": "early"}, {"recordedAt": "2026-10-03T09:30:00.000000Z", "role": "member", "active": True}, None),
-        ({"kind": "member", "id": "gone"}, {"recordedAt": "2026-10-13T09:30:00.000000Z", "role": "member", "active": False}, None),
+        (
+            {"kind": "member", "id": "early"},
+            {"recordedAt": "2026-10-03T09:30:00.000000Z", "role": "member", "active": True},
+            None,
+        ),
+        (
+            {"kind": "member", "id": "gone"},
+            {"recordedAt": "2026-10-13T09:30:00.000000Z", "role": "member", "active": False},
+            None,
+        ),
         ({"kind": "giving_request", "id": request.id}, {"recordedAt": "2026-11-02T09:30:00.000000Z"}, None),
     ]
     assert events[-1]["seq"] == result["head"]["seq"]

@@ -412,7 +412,9 @@ def verify_report_signature(document: object, public_keys: Iterable[bytes]) -> s
     signed = _members(document["signature"], REPORT_SIGNATURE_MEMBERS, "the report's signature")
     digest = hashlib.sha256(json_digested(document)).hexdigest()
     if signed["digest"] != digest:
-        raise BundleError(f"the report file was edited: its signature is over digest {signed['digest']}, the file's is {digest}")
+        raise BundleError(
+            f"the report file was edited: its signature is over digest {signed['digest']}, the file's is {digest}"
+        )
     statement = {name: signed[name] for name in EXPORT_STATEMENT_MEMBERS}
     signer = _verify_signature(
         {name: signed[name] for name in ("keyId", "algorithm", "value")}, canonical(statement), keys, "the report"

@@ -56,7 +56,7 @@ _FACTS = frozenset(
     }
 )
 # Events that set a fact their data does not name.
-_IMPLIED = {
+_IMPLIED: dict[str, dict[str, object]] = {
     "giving.paid": {"status": "paid"},
     "giving.reversed": {"status": "reversed"},
     "member.joined": {"active": True},

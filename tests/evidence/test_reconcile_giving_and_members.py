@@ -53,7 +53,9 @@ def test_every_giving_change_keeps_the_log_and_the_tables_agreed(client, make, d
     giving.pay(db, caller=principal(admin), request_id=match.id, reference="PAY-2")
     make.payment(donation, "refunded")
     make.volunteered(volunteer, make.opportunity(admin), CENTRE)
-    grant = giving.request_grant(db, caller=principal(volunteer), program_id=program.id, hours=1, recipient_name="Parks")
+    grant = giving.request_grant(
+        db, caller=principal(volunteer), program_id=program.id, hours=1, recipient_name="Parks"
+    )
     giving.decide(db, caller=principal(admin), request_id=grant.id, decision="decline", reason="Not a charity")
     db.flush()
     assert {r.status for r in db.scalars(select(GivingRequest))} >= {"reversed", "declined"}
@@ -135,7 +137,12 @@ def test_a_person_added_by_sql_is_caught(client, db, matched, tamper):
         now=utcnow(),
     )
     [mismatch] = verify(client, matched)["mismatches"]
-    assert mismatch == {"subject": {"kind": "member", "id": forged}, "field": "record", "log": None, "table": {"active": True}}
+    assert mismatch == {
+        "subject": {"kind": "member", "id": forged},
+        "field": "record",
+        "log": None,
+        "table": {"active": True},
+    }
     refused(client, matched)
 
 

@@ -189,7 +189,10 @@ def test_an_unsigned_edited_or_wrongly_signed_report_file_is_refused(client, run
     assert code == 1 and "not among the given public keys" in output
     retitled = resigned(runtime, report)
     retitled["signature"] = runtime.signer.sign_statement(
-        {**{k: retitled["signature"][k] for k in ("organizationId", "period", "format", "evidenceHead", "digest")}, "framework": "csrd"}
+        {
+            **{k: retitled["signature"][k] for k in ("organizationId", "period", "format", "evidenceHead", "digest")},
+            "framework": "csrd",
+        }
     )
     code, output = run(tmp_path, capsys, client, bundle, retitled)
     assert code == 1 and "framework" in output

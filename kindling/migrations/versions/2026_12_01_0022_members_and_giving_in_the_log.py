@@ -51,9 +51,7 @@ users = sa.table(
     sa.column("active", sa.Boolean()),
     sa.column("created_at", MOMENT),
 )
-requests = sa.table(
-    "giving_requests", sa.column("id"), sa.column("organization_id"), sa.column("created_at", MOMENT)
-)
+requests = sa.table("giving_requests", sa.column("id"), sa.column("organization_id"), sa.column("created_at", MOMENT))
 events = sa.table(
     "evidence_events",
     sa.column("organization_id"),
