@@ -299,6 +299,9 @@ def seed(engine, name: str, count: int, *, mixed: bool) -> str:
     now = utcnow()
     start = now - dt.timedelta(days=360)
     loader = _Loader(organization_id, start)
+    # Both people's joining, as sign-up logs it: verify reconciles membership too.
+    for user_id, role, source in ((approver, "admin", "sign_up"), (sender, "member", "join_code")):
+        loader.event(evidence.MEMBER_JOINED, "member", user_id, user_id, {"role": role, "source": source}, start)
     raw = engine.raw_connection()
     try:
         cursor = raw.cursor()

@@ -40,7 +40,9 @@ def main(argv: list[str] | None = None) -> int:
         "--checkpoint", metavar="FILE", help="a signed checkpoint the bundle must hold (GET /api/evidence/checkpoints)"
     )
     verify.add_argument(
-        "--report", metavar="FILE", help="a JSON compliance export whose every figure is recomputed from the bundle"
+        "--report",
+        metavar="FILE",
+        help="a signed JSON compliance export: its signature is checked and every figure recomputed from the bundle",
     )
     args = parser.parse_args(argv)
     if args.command == "evidence":

@@ -9,6 +9,7 @@ from sqlalchemy import select
 
 from kindling.donations import ledger, programs
 from kindling.donations.models import GivingLedger, GivingPeriod, GivingRequest
+from kindling.evidence.chain import timestamp
 from kindling.evidence.models import EvidenceEvent
 from kindling.platform.base import utcnow
 from tests.factories import donations as payments
@@ -86,6 +87,7 @@ def test_a_succeeded_donation_is_matched_once_however_often_it_is_replayed(clien
         "amount": 3001,
         "capped": False,
         "currency": "USD",
+        "createdAt": timestamp(db.get(GivingRequest, request["id"]).created_at),
         "donationId": donation.id,
         "ratioPercent": 150,
         "giftAmount": 2001,

@@ -336,3 +336,15 @@ def test_list_pages_newest_first(client, make, db):
         assert response.json()["code"] == "invalid_cursor"
     for limit in (0, 501):
         assert client.get("/api/invitations", params={"limit": limit}, headers=consultant.headers).status_code == 400
+
+
+def test_an_accepted_invitation_joins_no_one_and_leaves_the_log_consistent(client, make):
+    """A consultant reads a client's figures but holds no authority in it: accepting their
+    invitation is no way into the organization's membership, whose every way in is logged."""
+    consultant, admin = make.consultant(), make.admin()
+    assert answer(client, admin, "accept", make.invitation(consultant, admin).id).status_code == 200
+    events = client.get("/api/evidence", params={"limit": 1000}, headers=admin.headers).json()["data"]
+    assert [(e["type"], e["subject"]["id"]) for e in events if e["subject"]["kind"] == "member"] == [
+        ("member.joined", admin.user.id)
+    ]
+    assert client.get("/api/evidence/verify", headers=admin.headers).json()["consistent"] is True

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import types
+
 import pytest
 
 from tests.factories import PASSWORD
@@ -57,3 +59,37 @@ def test_only_admins_set_the_join_code(client, make):
 @pytest.mark.parametrize("body", [{}, {"rotate": False}, {"enabled": "no"}, {"enabled": True, "code": "mine"}, []])
 def test_malformed_join_code_changes_are_400(client, make, body):
     assert_envelope(set_join_code(client, make.admin(), body), 400, "validation_error")
+
+
+def member_events(client, admin, user_id: str) -> list[tuple[str, dict, str | None]]:
+    events = client.get("/api/evidence", params={"subjectId": user_id}, headers=admin.headers).json()["data"]
+    return [(e["type"], e["data"], e["actorId"]) for e in events if e["subject"] == {"kind": "member", "id": user_id}]
+
+
+def test_founding_an_organization_and_joining_by_code_are_logged(client):
+    """Only SCIM logged member.joined, so nothing showed that the founding admin held authority."""
+    body = {
+        "email": "founder@example.test",
+        "password": PASSWORD,
+        "name": "Founder",
+        "organizationName": "Founded",
+        "returnToken": True,
+    }
+    founded = client.post("/api/auth/sign-up", json=body)
+    assert founded.status_code == 201, founded.text
+    founder = founded.json()["data"]
+    client.cookies.clear()
+    admin = types.SimpleNamespace(headers={"Authorization": f"Bearer {founder['session']['token']}"})
+    session = client.get("/api/auth/session", headers=admin.headers).json()["data"]
+    assert member_events(client, admin, founder["user"]["id"]) == [
+        ("member.joined", {"role": "admin", "source": "sign_up"}, founder["user"]["id"])
+    ]
+    joined = join(client, session["organization"]["joinCode"], "joiner@example.test")
+    assert joined.status_code == 201, joined.text
+    client.cookies.clear()
+    joiner = joined.json()["data"]["user"]["id"]
+    assert member_events(client, admin, joiner) == [
+        ("member.joined", {"role": "member", "source": "join_code"}, joiner)
+    ]
+    verified = client.get("/api/evidence/verify", headers=admin.headers).json()
+    assert verified["consistent"] and verified["head"]["seq"] == 2

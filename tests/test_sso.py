@@ -516,3 +516,16 @@ def test_enforced_sso_closes_the_join_code_to_verified_domains(client, make, ope
         client.post("/api/auth/sign-up", json={**body, "email": f"new@{name.upper()}"}), 403, "sso_required"
     )
     assert client.post("/api/auth/sign-up", json={**body, "email": "guest@elsewhere.test"}).status_code == 201
+
+
+def test_a_person_created_just_in_time_joins_in_the_log(client, sso, openid_provider):
+    email = sso.email()
+    response = sign_in(client, openid_provider, openid_provider.person(email=email), email=email)
+    assert response.status_code == 303, response.text
+    token = response.headers["set-cookie"].split(";")[0].split("=", 1)[1]
+    user_id = client.get("/api/auth/session", headers={"Authorization": f"Bearer {token}"}).json()["data"]["user"]["id"]
+    events = client.get("/api/evidence", params={"subjectId": user_id}, headers=sso.admin.headers).json()["data"]
+    assert [(e["type"], e["subject"]["kind"], e["data"], e["actorId"]) for e in events] == [
+        ("member.joined", "member", {"role": "member", "source": "sso"}, None)
+    ]
+    assert client.get("/api/evidence/verify", headers=sso.admin.headers).json()["consistent"] is True

@@ -12,10 +12,11 @@ from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session as DbSession
 
-from kindling.accounts import api_tokens
+from kindling.accounts import api_tokens, authority
 from kindling.accounts.models import ApiToken, Organization, Session, SsoConnection, SsoDomain, User
 from kindling.accounts.sessions import SESSION_LIFETIME, forget_after_commit, hash_token
 from kindling.errors import BadRequest, Conflict, Forbidden, RateLimited, Unauthenticated
+from kindling.evidence import log as evidence
 from kindling.platform.base import utcnow
 from kindling.platform.ratelimit import RateLimiter
 
@@ -50,7 +51,7 @@ def sign_up(
         if (organization_name is None) == (join_code is None):
             raise BadRequest("A member account needs exactly one of organizationName or joinCode")
         if organization_name is not None:
-            organization, role = create_organization(db, name=organization_name.strip()), "admin"
+            organization, role, source = create_organization(db, name=organization_name.strip()), "admin", "sign_up"
         elif join_code is not None:
             organization = db.scalar(
                 select(Organization).where(
@@ -64,7 +65,7 @@ def sign_up(
                 raise Forbidden(
                     "People of this email domain join through the organization's single sign-on", code="sso_required"
                 )
-            role = "member"
+            role, source = "member", "join_code"
     if db.scalar(select(User.id).where(User.email == email)) is not None:
         raise Conflict("An account with this email already exists", code="email_taken")
     user = User(
@@ -82,6 +83,9 @@ def sign_up(
         db.flush()
     except IntegrityError:  # a concurrent sign-up took the email first
         raise Conflict("An account with this email already exists", code="email_taken") from None
+    if organization is not None:
+        # The founding admin's authority, like every member's, starts in the log.
+        authority.record(db, user=user, type=evidence.MEMBER_JOINED, actor_id=user.id, role=role, source=source)
     return user
 
 

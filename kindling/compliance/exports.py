@@ -1,5 +1,6 @@
 """A compliance report as the API shows it, and as CSV, JSON and PDF files signed over their
-exact bytes (docs/decisions.md §8, docs/evidence.md)."""
+exact bytes (a JSON file over its canonical form, with its signature inside; docs/decisions.md §8,
+docs/evidence.md)."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from kindling.compliance.report import Report
 from kindling.compliance.reports import build_report
 from kindling.evidence import checkpoints
 from kindling.evidence import log as evidence
-from kindling.evidence.chain import export_statement
+from kindling.evidence.chain import export_statement, json_digested
 from kindling.evidence.keys import Signer
 from kindling.platform import periods
 from kindling.platform.exports import ExportFile, csv_text
@@ -82,34 +83,41 @@ def export_report(
     head = evidence.require_consistent(db, organization_id=organization_id)
     checkpoints.record(db, signer, organization_id=organization_id, head=head)
     report = build_report(db, organization_id=organization_id, framework_id=framework_id, period=period, now=now)
+    window = report.window
+    name = (
+        f"kindling-{report.framework.id}-{report.organization.slug}-{window.period}-{window.end:%Y-%m-%d}.{file_format}"
+    )
+    document: dict | None = None
     if file_format == "csv":
         content = report_csv(report).encode()
     elif file_format == "json":
-        document = report_document(report)
+        data = report_document(report)
         # Each figure names its metric, so `kindling evidence verify --report` recomputes it (docs/evidence.md).
-        for indicator, line in zip(document["indicators"], report.lines, strict=True):
+        for indicator, line in zip(data["indicators"], report.lines, strict=True):
             indicator["metric"] = line.metric
-        content = json.dumps({"data": {**document, "evidenceHead": head}}, ensure_ascii=False).encode()
+        document = {"data": {**data, "evidenceHead": head}}
+        content = json_digested(document)
     else:
         # reportlab takes a tenth of a second to import: every server start would pay for it.
         from kindling.compliance.pdf import report_pdf
 
         content = report_pdf(report, evidence_head=head, key_id=signer.key_id)
-    window = report.window
-    name = (
-        f"kindling-{report.framework.id}-{report.organization.slug}-{window.period}-{window.end:%Y-%m-%d}.{file_format}"
+    signed = signer.sign_statement(
+        export_statement(
+            organization_id=organization_id,
+            framework=report.framework.id,
+            period=window.period,
+            file_format=file_format,
+            head=head,
+            body=content,
+        )
     )
-    statement = export_statement(
-        organization_id=organization_id,
-        framework=report.framework.id,
-        period=window.period,
-        file_format=file_format,
-        head=head,
-        body=content,
-    )
+    if document is not None:
+        # The file alone can be checked: it carries the signature the header does.
+        content = json.dumps({**document, "signature": signed}, ensure_ascii=False).encode()
     signature = (
         ("Kindling-Evidence-Head", f"{head['seq']}:{head['hash']}"),
-        ("Kindling-Signature", signer.signature_header(statement)),
+        ("Kindling-Signature", signer.signature_header(signed)),
     )
     return ExportFile(filename=name, media_type=MEDIA_TYPES[file_format], content=content, extra_headers=signature)
 

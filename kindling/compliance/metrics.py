@@ -59,7 +59,7 @@ class Activity:
     donated_minor_units: int  # sum of succeeded donations, in the organization's currency
     compliance_rate: float  # percent to 1 decimal, 0 without activity (docs/decisions.md §9)
     # The company's own giving (docs/decisions.md §14): approved and paid requests, in the
-    # organization's currency; evidence: those paid with a payout reference, of them.
+    # organization's currency; evidence: those paid (with their payout reference), of them.
     matches: Evidence
     matched_minor_units: int
     grants: Evidence
@@ -205,7 +205,9 @@ def _donations(ids: list[str], window: Window) -> Select:
 
 def _giving(ids: list[str], window: Window) -> Select:
     committed = GivingRequest.status.in_(COMMITTED)
-    paid = (GivingRequest.status == PAID) & GivingRequest.payout_reference.is_not(None)
+    # A payout is recorded with its reference (giving.paid), so a paid request carries one: the
+    # status alone, which the log holds, makes the evidence (docs/evidence.md).
+    paid = GivingRequest.status == PAID
     columns = []
     for kind, requests, paid_requests, amount in (
         (DONATION_MATCH, "matches", "matches_paid", "matched"),

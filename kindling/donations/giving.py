@@ -21,6 +21,7 @@ from kindling.donations import ledger, programs
 from kindling.donations.models import Donation, GivingClaim, GivingProgram, GivingRequest
 from kindling.errors import Conflict, Forbidden, NotFound, invalid
 from kindling.evidence import log as evidence
+from kindling.evidence.chain import timestamp
 from kindling.platform import pagination
 from kindling.platform.access import Principal, canonical_id
 from kindling.platform.base import utcnow
@@ -155,6 +156,7 @@ def _open(
         "amount": request.amount,
         "capped": request.capped,
         "currency": request.currency,
+        "createdAt": timestamp(now),
         **source,
     }
     outbound = (

@@ -115,6 +115,23 @@ class GivingRequest(Base):
 
     __tablename__ = "giving_requests"
     __table_args__ = (
+        # Read in id order by evidence reconciliation, the facts it compares in the index on PostgreSQL.
+        Index(
+            "ix_giving_requests_organization_id_id",
+            "organization_id",
+            "id",
+            postgresql_include=[
+                "created_at",
+                "program_id",
+                "program_version",
+                "kind",
+                "status",
+                "amount",
+                "computed_amount",
+                "capped",
+                "currency",
+            ],
+        ),
         # One match per donation and program, however often the payment provider replays.
         UniqueConstraint("donation_id", "program_id"),
         Index("ix_giving_requests_organization_id_created_at", "organization_id", "created_at", "id"),

@@ -285,7 +285,8 @@ def export_statement(
     *, organization_id: str, framework: str, period: str, file_format: str, head: dict, body: bytes
 ) -> dict:
     """What a compliance export's signature covers: the report's identity, its evidence head and
-    the hex SHA-256 of its exact bytes, so no part of it can be swapped for another's."""
+    the hex SHA-256 of `body`, so no part of it can be swapped for another's. `body` is a CSV's or
+    PDF's exact bytes, and a JSON export's `json_digested` form."""
     return {
         "organizationId": organization_id,
         "framework": framework,
@@ -294,6 +295,13 @@ def export_statement(
         "evidenceHead": {"seq": head["seq"], "hash": head["hash"]},
         "digest": hashlib.sha256(body).hexdigest(),
     }
+
+
+def json_digested(document: dict) -> bytes:
+    """What the digest of a JSON compliance export is over: the RFC 8785 canonical JSON of its
+    body without `signature`, so the file carries its own signature and a reader's spacing does
+    not matter."""
+    return canonical({name: value for name, value in document.items() if name != "signature"})
 
 
 def signed_bytes(bundle: dict) -> bytes:
@@ -388,3 +396,38 @@ def verify_checkpoint(bundle: dict, checkpoint: object, public_keys: Iterable[by
         )
     if found != hash_:
         raise BundleError(f"seq {seq} has hash {found}, not the checkpoint's {hash_}: the log was rewritten")
+
+
+REPORT_SIGNATURE_MEMBERS = frozenset({"keyId", "algorithm", *EXPORT_STATEMENT_MEMBERS, "value"})
+
+
+def verify_report_signature(document: object, public_keys: Iterable[bytes]) -> str:
+    """Check the signature a JSON compliance export carries in its body, by one of `public_keys`:
+    its digest is the file's (`json_digested`), its statement is signed, and it names the report
+    the file holds. Raises BundleError for an unsigned, edited or wrongly signed file; returns the
+    signing key's id."""
+    keys = {key_id(key): key for key in public_keys}
+    if not isinstance(document, dict) or "signature" not in document:
+        raise BundleError("the report file is unsigned: a JSON compliance export carries its signature as `signature`")
+    signed = _members(document["signature"], REPORT_SIGNATURE_MEMBERS, "the report's signature")
+    digest = hashlib.sha256(json_digested(document)).hexdigest()
+    if signed["digest"] != digest:
+        raise BundleError(
+            f"the report file was edited: its signature is over digest {signed['digest']}, the file's is {digest}"
+        )
+    statement = {name: signed[name] for name in EXPORT_STATEMENT_MEMBERS}
+    signer = _verify_signature(
+        {name: signed[name] for name in ("keyId", "algorithm", "value")}, canonical(statement), keys, "the report"
+    )
+    data = document.get("data")
+    stated = {
+        "organizationId": data.get("organizationId") if isinstance(data, dict) else None,
+        "framework": data.get("framework") if isinstance(data, dict) else None,
+        "period": data.get("period") if isinstance(data, dict) else None,
+        "format": "json",
+        "evidenceHead": data.get("evidenceHead") if isinstance(data, dict) else None,
+    }
+    for name, value in stated.items():
+        if signed[name] != value:
+            raise BundleError(f"the report's signature is for {name} {signed[name]!r}, the file holds {value!r}")
+    return signer

@@ -66,15 +66,24 @@ class Signer:
         """The base64 Ed25519 signature of `data`."""
         return base64.b64encode(self.private_key.sign(data)).decode()
 
-    def signature_header(self, statement: dict) -> str:
-        """`Kindling-Signature` of a compliance export: the members of its statement
-        (`export_statement`) and the signature of the statement's canonical JSON."""
-        head = statement["evidenceHead"]
+    def sign_statement(self, statement: dict) -> dict:
+        """The signature of a compliance export (`export_statement`): the key, the statement's
+        members and the signature of its canonical JSON, as a JSON export carries it in its body."""
+        return {
+            "keyId": self.key_id,
+            "algorithm": ALGORITHM,
+            **statement,
+            "value": self.sign(canonical(statement)),
+        }
+
+    @staticmethod
+    def signature_header(signed: dict) -> str:
+        """`Kindling-Signature` of a compliance export: the members of a `sign_statement` answer."""
+        head = signed["evidenceHead"]
         return (
-            f"keyId={self.key_id}, algorithm={ALGORITHM}, organizationId={statement['organizationId']}, "
-            f"framework={statement['framework']}, period={statement['period']}, format={statement['format']}, "
-            f"evidenceHead={head['seq']}:{head['hash']}, digest=sha256:{statement['digest']}, "
-            f"value={self.sign(canonical(statement))}"
+            f"keyId={signed['keyId']}, algorithm={signed['algorithm']}, organizationId={signed['organizationId']}, "
+            f"framework={signed['framework']}, period={signed['period']}, format={signed['format']}, "
+            f"evidenceHead={head['seq']}:{head['hash']}, digest=sha256:{signed['digest']}, value={signed['value']}"
         )
 
     def listed_keys(self) -> list[dict]:

@@ -40,12 +40,12 @@ MEMBER_ERASED = "member.erased"
 IMPORTED = "imported"  # a record's facts the log did not hold before: {recordedAt, …}
 # Giving programs (docs/decisions.md §14): money in minor units of `currency`.
 GIVING_PROGRAM_SET = "giving.program_set"  # {version, kind, active, approval, periodStartMonth, perPersonCap, budget, ratioPercent, minimumGift, maximumMatchPerGift, ratePerHour, minimumHours, currency}
-GIVING_REQUESTED = "giving.requested"  # {programId, programVersion, kind, status, reason, amount, computedAmount, capped, currency, donationId | checkInIds, ratioPercent | ratePerHour, hours?}
+GIVING_REQUESTED = "giving.requested"  # {programId, programVersion, kind, status, reason, amount, computedAmount, capped, currency, createdAt, donationId | checkInIds, ratioPercent | ratePerHour, hours?}
 GIVING_DECIDED = "giving.decided"  # {decision, status, amount}
 GIVING_PAID = "giving.paid"  # {amount, currency}
 GIVING_REVERSED = "giving.reversed"  # {previousStatus, amount, currency, clawback, donationId}
 # Authority: who was a member, with which role and reporting line, when (docs/decisions.md §13).
-MEMBER_JOINED = "member.joined"  # {role, source}
+MEMBER_JOINED = "member.joined"  # {role, source: sign_up|join_code|sso|scim}
 MEMBER_ROLE_CHANGED = "member.role_changed"  # {from, to, source: hand|group}
 MEMBER_MANAGER_SET = "member.manager_set"  # {managerId, previousManagerId, source}
 MEMBER_DEACTIVATED = "member.deactivated"  # {source}

@@ -51,6 +51,21 @@ _RECORDS = {
         sa.column("currency"),
         sa.column("status"),
     ),
+    "giving_request": sa.table(
+        "giving_requests",
+        *_common(),
+        sa.column("created_at", UTCDateTime()),
+        sa.column("program_id"),
+        sa.column("program_version"),
+        sa.column("kind"),
+        sa.column("status"),
+        sa.column("amount"),
+        sa.column("computed_amount"),
+        sa.column("capped", sa.Boolean()),
+        sa.column("currency"),
+    ),
+    # The organization's people (consultants have no organization): who is an active member.
+    "member": sa.table("users", *_common(), sa.column("active", sa.Boolean())),
 }
 _RECONCILE_BATCH = 5000
 MISMATCHES_LISTED = 100
@@ -96,6 +111,7 @@ def reconcile(db: Session, *, organization_id: str, up_to: int) -> Reconciliatio
 
 def _differences(db: Session, organization_id: str, up_to: int, kind: str, table, found: Reconciliation):
     """(id, facts in the log, facts in the table) of each record of `kind` where the two differ."""
+    table_facts = _TABLE_FACTS[kind]
     after: str | None = None
     while True:
         statement = select(table).where(table.c.organization_id == organization_id)
@@ -133,7 +149,7 @@ def _differences(db: Session, organization_id: str, up_to: int, kind: str, table
         for row in rows:
             record_id = row[0]
             state = states.pop(record_id, None)
-            facts = _table_facts(kind, row)
+            facts = table_facts(row)
             logged = replay.implied(kind, state) if state is not None else None
             if logged != facts:
                 yield record_id, logged, facts
@@ -149,23 +165,58 @@ _EVENT_COLUMNS = tuple(
 )
 
 
-def _table_facts(kind: str, row) -> dict:
-    """A table row's facts, named and written as the log writes them."""
-    # Unpacked in the order of `_RECORDS`' columns: a Row's attributes cost many times its items.
-    if kind == "act":
-        _, _, created_at, category, requested_level, verified_level, verification_status = row
-        return {
-            "createdAt": timestamp(created_at),
-            "category": category,
-            "requestedLevel": requested_level,
-            "verifiedLevel": verified_level,
-            "verificationStatus": verification_status,
-        }
-    if kind == "check_in":
-        _, _, checked_in_at, user_id, verified, hours = row
-        return {"checkedInAt": timestamp(checked_in_at), "userId": user_id, "verified": verified, "hours": hours}
+# A table row's facts, named and written as the log writes them, by kind. Each unpacks the row in
+# the order of `_RECORDS`' columns: a Row's attributes cost many times its items.
+
+
+def _act_facts(row) -> dict:
+    _, _, created_at, category, requested_level, verified_level, verification_status = row
+    return {
+        "createdAt": timestamp(created_at),
+        "category": category,
+        "requestedLevel": requested_level,
+        "verifiedLevel": verified_level,
+        "verificationStatus": verification_status,
+    }
+
+
+def _check_in_facts(row) -> dict:
+    _, _, checked_in_at, user_id, verified, hours = row
+    return {"checkedInAt": timestamp(checked_in_at), "userId": user_id, "verified": verified, "hours": hours}
+
+
+def _donation_facts(row) -> dict:
     _, _, created_at, amount, currency, status = row
     return {"createdAt": timestamp(created_at), "amount": amount, "currency": currency, "status": status}
+
+
+def _giving_request_facts(row) -> dict:
+    _, _, created_at, program_id, program_version, kind, status, amount, computed_amount, capped, currency = row
+    return {
+        "createdAt": timestamp(created_at),
+        "programId": program_id,
+        "programVersion": program_version,
+        "kind": kind,
+        "status": status,
+        "amount": amount,
+        "computedAmount": computed_amount,
+        "capped": capped,
+        "currency": currency,
+    }
+
+
+def _member_facts(row) -> dict:
+    _, _, active = row
+    return {"active": active}
+
+
+_TABLE_FACTS = {
+    "act": _act_facts,
+    "check_in": _check_in_facts,
+    "donation": _donation_facts,
+    "giving_request": _giving_request_facts,
+    "member": _member_facts,
+}
 
 
 def _first_difference(log: dict | None, table: dict | None) -> dict:

@@ -18,6 +18,19 @@ FIELDS = {
     "act": ("createdAt", "category", "requestedLevel", "verifiedLevel", "verificationStatus"),
     "check_in": ("checkedInAt", "userId", "verified", "hours"),
     "donation": ("createdAt", "amount", "currency", "status"),
+    "giving_request": (
+        "createdAt",
+        "programId",
+        "programVersion",
+        "kind",
+        "status",
+        "amount",
+        "computedAmount",
+        "capped",
+        "currency",
+    ),
+    # Whether the person is an active member of the organization (docs/evidence.md, "Membership").
+    "member": ("active",),
 }
 _DECISIONS = ("verification.decided", "attestation.answered")
 # The members of `data` that set a record's facts.
@@ -34,8 +47,23 @@ _FACTS = frozenset(
         "amount",
         "currency",
         "status",
+        "programId",
+        "programVersion",
+        "kind",
+        "computedAmount",
+        "capped",
+        "active",
     }
 )
+# Events that set a fact their data does not name.
+_IMPLIED: dict[str, dict[str, object]] = {
+    "giving.paid": {"status": "paid"},
+    "giving.reversed": {"status": "reversed"},
+    "member.joined": {"active": True},
+    "member.reactivated": {"active": True},
+    "member.deactivated": {"active": False},
+    "member.erased": {"active": False},
+}
 
 
 def dispute_stands(decisions: dict[int, str]) -> bool:
@@ -87,6 +115,11 @@ def apply(state: dict | None, event: dict) -> dict:
             state["decisions"] = {int(level): decision for level, decision in data["decisions"].items()}
     elif type_ == "check_in.recorded":
         state["userId"] = event["actorId"]
+    elif type_ in _IMPLIED:
+        state.update(_IMPLIED[type_])
+        if kind == "member":
+            # A membership event's data (role, source) sets no fact of its own.
+            return state
     for name, value in data.items():
         if name in _FACTS:
             state[name] = value

@@ -11,7 +11,7 @@ from tests.factories.principals import principal
 
 @pytest.fixture
 def logged(make):
-    """An organization whose log holds 5 events: 3 acts, a check-in and an act change."""
+    """An organization whose log holds 7 events: its two people joining, 3 acts, a check-in and an act change."""
     admin = make.admin()
     member = make.member(admin)
     make.activity.act(admin)

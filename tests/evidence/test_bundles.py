@@ -40,11 +40,11 @@ def run_verify(tmp_path, capsys, bundle: dict, *keys: str) -> tuple[int, str]:
 
 def test_a_good_bundle_verifies(client, logged, tmp_path, capsys):
     bundle = export(client, logged)
-    assert bundle["prevHash"] == "0" * 64 and len(bundle["events"]) == 5
-    assert bundle["head"] == {"seq": 5, "hash": bundle["events"][-1]["hash"]}
+    assert bundle["prevHash"] == "0" * 64 and len(bundle["events"]) == 7
+    assert bundle["head"] == {"seq": 7, "hash": bundle["events"][-1]["hash"]}
     assert bundle["signature"]["algorithm"] == "Ed25519"
     code, output = run_verify(tmp_path, capsys, bundle, current_key(client))
-    assert code == 0 and "verified: the whole log up to seq 5, 5 events" in output and "signature by key" in output
+    assert code == 0 and "verified: the whole log up to seq 7, 7 events" in output and "signature by key" in output
 
 
 def test_without_a_key_nothing_is_vouched_for(client, logged, tmp_path, capsys):
@@ -54,7 +54,7 @@ def test_without_a_key_nothing_is_vouched_for(client, logged, tmp_path, capsys):
 
 
 def altered_event(bundle):
-    bundle["events"][2]["data"]["verified"] = not bundle["events"][2]["data"]["verified"]
+    bundle["events"][4]["data"]["verified"] = not bundle["events"][4]["data"]["verified"]
 
 
 def reordered(bundle):
@@ -76,17 +76,17 @@ def altered_signature(bundle):
 
 
 def altered_head(bundle):
-    bundle["head"]["seq"] = 4
+    bundle["head"]["seq"] = 6
 
 
 @pytest.mark.parametrize(
     "damage, says",
     [
-        (altered_event, "chain broken at seq 3: seq 3: the event's content does not match its hash"),
+        (altered_event, "chain broken at seq 5: seq 5: the event's content does not match its hash"),
         (reordered, "chain broken at seq 2: seq 2 is missing or out of order"),
         (dropped, "chain broken at seq 4: seq 4 is missing or out of order"),
-        (dropped_last, "chain broken at seq 5: the chain ends at seq 4, before its head seq 5"),
-        (altered_head, "chain broken at seq 4"),
+        (dropped_last, "chain broken at seq 7: the chain ends at seq 6, before its head seq 7"),
+        (altered_head, "chain broken at seq 6"),
         (altered_signature, "signature does not verify with key"),
     ],
 )
@@ -128,19 +128,20 @@ def test_a_range_over_the_limit_is_refused_and_excerpts_within_it_chain(client, 
     monkeypatch.setattr(evidence, "EXPORT_LIMIT", 3)
     response = client.post("/api/evidence/export", json={}, headers=logged.headers)
     assert_envelope(response, 400, "export_too_large")
-    assert response.json()["details"] == {"events": 5, "limit": 3}
+    assert response.json()["details"] == {"events": 7, "limit": 3}
     events = client.get("/api/evidence", headers=logged.headers).json()["data"]
     first = export(client, logged, **{"to": events[2]["occurredAt"]})
-    second = export(client, logged, **{"from": events[3]["occurredAt"]})
-    assert [e["seq"] for e in first["events"] + second["events"]] == [1, 2, 3, 4, 5]
-    assert second["prevHash"] == first["head"]["hash"]
-    for bundle in (first, second):
+    second = export(client, logged, **{"from": events[3]["occurredAt"], "to": events[5]["occurredAt"]})
+    third = export(client, logged, **{"from": events[6]["occurredAt"]})
+    assert [e["seq"] for e in first["events"] + second["events"] + third["events"]] == [1, 2, 3, 4, 5, 6, 7]
+    assert second["prevHash"] == first["head"]["hash"] and third["prevHash"] == second["head"]["hash"]
+    for bundle in (first, second, third):
         assert run_verify(tmp_path, capsys, bundle, current_key(client))[0] == 0
 
 
 def test_an_empty_excerpt_verifies(client, logged, tmp_path, capsys):
     bundle = export(client, logged, **{"from": "2000-01-01T00:00:00Z", "to": "2000-01-02T00:00:00Z"})
-    assert bundle["events"] == [] and bundle["head"]["seq"] == 5
+    assert bundle["events"] == [] and bundle["head"]["seq"] == 7
     assert run_verify(tmp_path, capsys, bundle, current_key(client))[0] == 0
 
 
@@ -179,7 +180,7 @@ def test_the_command_needs_no_server_no_database_and_no_configuration(client, lo
         timeout=60,
     )
     assert result.returncode == 0, result.stderr
-    assert "loaded: []" in result.stdout and "verified: the whole log up to seq 5" in result.stdout
+    assert "loaded: []" in result.stdout and "verified: the whole log up to seq 7" in result.stdout
 
 
 def test_a_rotated_key_stays_listed_and_its_bundles_still_verify(

@@ -69,25 +69,25 @@ def test_a_shortened_log_is_caught(client, logged, make, tmp_path, capsys, tampe
     make.activity.act(logged)
     export(client, logged)
     checkpoint = listed(client, logged)[0]
-    assert checkpoint["seq"] == 6
+    assert checkpoint["seq"] == 8
     # The last act and its event removed and the head row set back, as someone who can write the
     # database could: the log verifies and reconciles again, and the server signs it.
     org = {"org": logged.organization_id}
     tamper("DELETE FROM kindness_tallies WHERE organization_id = :org", **org)
     tamper(
-        "DELETE FROM kindness_acts WHERE id = (SELECT subject_id FROM evidence_events WHERE organization_id = :org AND seq = 6)",
+        "DELETE FROM kindness_acts WHERE id = (SELECT subject_id FROM evidence_events WHERE organization_id = :org AND seq = 8)",
         **org,
     )
-    tamper("DELETE FROM evidence_events WHERE organization_id = :org AND seq = 6", **org)
+    tamper("DELETE FROM evidence_events WHERE organization_id = :org AND seq = 8", **org)
     tamper(
-        "UPDATE evidence_heads SET seq = 5, hash = (SELECT hash FROM evidence_events WHERE organization_id = :org AND seq = 5) "
+        "UPDATE evidence_heads SET seq = 7, hash = (SELECT hash FROM evidence_events WHERE organization_id = :org AND seq = 7) "
         "WHERE organization_id = :org",
         **org,
     )
     shortened = export(client, logged)
-    assert shortened["head"]["seq"] == 5
+    assert shortened["head"]["seq"] == 7
     code, output = run(tmp_path, capsys, client, shortened, checkpoint)
-    assert code == 1 and "before the checkpoint's seq 6: the log was shortened" in output
+    assert code == 1 and "before the checkpoint's seq 8: the log was shortened" in output
 
 
 def test_a_rewritten_log_is_caught(client, logged, tmp_path, capsys):
@@ -99,7 +99,7 @@ def test_a_rewritten_log_is_caught(client, logged, tmp_path, capsys):
     bundle = export(client, logged)
     bundle["events"][-1]["data"]["requestedLevel"] = 5
     code, output = run(tmp_path, capsys, client, bundle, checkpoint)
-    assert code == 1 and "chain broken at seq 5" in output
+    assert code == 1 and "chain broken at seq 7" in output
 
 
 def test_checkpoints_are_made_hourly_while_the_log_grows(db, logged, runtime, make):
@@ -108,7 +108,7 @@ def test_checkpoints_are_made_hourly_while_the_log_grows(db, logged, runtime, ma
     first = db.scalars(
         select(EvidenceCheckpoint).where(EvidenceCheckpoint.organization_id == logged.organization_id)
     ).all()
-    assert [c.seq for c in first] == [5]
+    assert [c.seq for c in first] == [7]
     make.activity.act(logged)
     checkpoints.record_due(db, runtime.signer, now=now + dt.timedelta(minutes=59))
     assert (
@@ -122,7 +122,7 @@ def test_checkpoints_are_made_hourly_while_the_log_grows(db, logged, runtime, ma
     seqs = db.scalars(
         select(EvidenceCheckpoint.seq).where(EvidenceCheckpoint.organization_id == logged.organization_id)
     ).all()
-    assert sorted(seqs) == [5, 6]
+    assert sorted(seqs) == [7, 8]
     # A log that does not grow gets no more.
     checkpoints.record_due(db, runtime.signer, now=now + dt.timedelta(hours=3))
     assert (

@@ -8,6 +8,7 @@ import json
 import pytest
 from sqlalchemy import event, select, text
 
+from kindling.accounts import service as accounts
 from kindling.donations import service as donations
 from kindling.evidence import log as evidence
 from kindling.evidence import replay
@@ -29,6 +30,11 @@ def events_of(client, admin, **params) -> list[dict]:
     return response.json()["data"]
 
 
+def record_events(client, admin, **params) -> list[dict]:
+    """The events of the organization's records, its people's joining (seq 1, 2 … first) aside."""
+    return [e for e in events_of(client, admin, **params) if e["subject"]["kind"] != "member"]
+
+
 def test_recording_an_act_appends_its_requested_level(client, make):
     admin = make.admin()
     member = make.member(admin)
@@ -39,8 +45,9 @@ def test_recording_an_act_appends_its_requested_level(client, make):
         "recipientId": "ana@example.test",
     }
     act = client.post("/api/kindness", json=body, headers=member.headers).json()["data"]
-    [recorded] = events_of(client, admin)
-    assert recorded["seq"] == 1 and recorded["prevHash"] == GENESIS_HASH
+    joined, joined_too, recorded = events_of(client, admin)
+    assert [joined["type"], joined_too["type"]] == ["member.joined"] * 2
+    assert recorded["seq"] == 3 and recorded["prevHash"] == joined_too["hash"]
     assert recorded["type"] == "act.recorded"
     assert recorded["subject"] == {"kind": "act", "id": act["id"]}
     assert recorded["actorId"] == member.user.id
@@ -92,7 +99,7 @@ def test_a_check_in_logs_its_distance_and_verdict(client, make, db):
         headers=member.headers,
     )
     assert response.status_code == 201
-    [logged] = events_of(client, admin)
+    [logged] = record_events(client, admin)
     assert logged["type"] == "check_in.recorded" and logged["subject"] == {
         "kind": "check_in",
         "id": response.json()["id"],
@@ -187,7 +194,7 @@ def test_a_payment_event_logs_the_status_with_the_providers_event_id(client, mak
     assert client.post("/webhooks/payments", content=payload, headers=headers).status_code == 200
     # A replay changes nothing, so it logs nothing.
     assert client.post("/webhooks/payments", content=payload, headers=headers).status_code == 200
-    recorded, logged = events_of(client, admin)
+    recorded, logged = record_events(client, admin)
     assert recorded["type"] == "donation.recorded"
     assert logged["type"] == "donation.status_set" and logged["actorId"] is None
     assert logged["data"] == {
@@ -214,7 +221,7 @@ def test_events_hold_no_personal_data(client, make, db):
 
 def test_the_chain_links_every_event_to_the_one_before(client, logged):
     events = events_of(client, logged)
-    assert [e["seq"] for e in events] == [1, 2, 3, 4, 5]
+    assert [e["seq"] for e in events] == [1, 2, 3, 4, 5, 6, 7]
     assert events[0]["prevHash"] == GENESIS_HASH
     for before, after in zip(events[:-1], events[1:], strict=True):
         assert after["prevHash"] == before["hash"]
@@ -223,17 +230,18 @@ def test_the_chain_links_every_event_to_the_one_before(client, logged):
     assert verified == {
         "intact": True,
         "consistent": True,
-        "events": 5,
-        "head": {"seq": 5, "hash": events[-1]["hash"]},
+        "events": 7,
+        "head": {"seq": 7, "hash": events[-1]["hash"]},
         "firstBrokenSeq": None,
         "mismatches": [],
         "mismatchCount": 0,
     }
 
 
-def test_an_organization_without_events_verifies_empty(client, make):
-    admin = make.admin()
-    assert client.get("/api/evidence/verify", headers=admin.headers).json() == {
+def test_an_organization_without_events_verifies_empty(db):
+    # Everyone's joining is logged: only an organization nobody has joined yet has an empty log.
+    organization = accounts.create_organization(db, name="Nobody yet")
+    assert evidence.verify(db, organization_id=organization.id) == {
         "intact": True,
         "consistent": True,
         "events": 0,
@@ -247,9 +255,10 @@ def test_an_organization_without_events_verifies_empty(client, make):
 def test_each_organization_has_its_own_chain(client, make, logged):
     other = make.admin()
     make.activity.act(other)
-    [only] = events_of(client, other)
-    assert only["seq"] == 1 and only["organizationId"] == other.organization_id
-    assert len(events_of(client, logged)) == 5
+    joined, act = events_of(client, other)
+    assert joined["seq"] == 1 and joined["subject"] == {"kind": "member", "id": other.user.id}
+    assert act["seq"] == 2 and act["organizationId"] == other.organization_id
+    assert len(events_of(client, logged)) == 7
 
 
 def test_pages_follow_seq_with_a_cursor(client, logged):
@@ -261,16 +270,16 @@ def test_pages_follow_seq_with_a_cursor(client, logged):
         cursor = page["nextCursor"]
         if cursor is None:
             break
-    assert seen == [1, 2, 3, 4, 5]
+    assert seen == [1, 2, 3, 4, 5, 6, 7]
 
 
 def test_filters_by_time_and_subject(client, logged):
     events = events_of(client, logged)
-    middle = events[2]["occurredAt"]
-    assert [e["seq"] for e in events_of(client, logged, **{"from": middle})] == [3, 4, 5]
-    assert [e["seq"] for e in events_of(client, logged, to=middle)] == [1, 2, 3]
-    act_id = events[1]["subject"]["id"]
-    assert [e["seq"] for e in events_of(client, logged, subjectId=act_id)] == [2, 5]
+    middle = events[4]["occurredAt"]
+    assert [e["seq"] for e in events_of(client, logged, **{"from": middle})] == [5, 6, 7]
+    assert [e["seq"] for e in events_of(client, logged, to=middle)] == [1, 2, 3, 4, 5]
+    act_id = events[3]["subject"]["id"]
+    assert [e["seq"] for e in events_of(client, logged, subjectId=act_id)] == [4, 7]
 
 
 @pytest.mark.parametrize(
@@ -300,12 +309,13 @@ def test_only_organization_admins_read_the_log(client, make, path):
 
 def test_an_event_is_rolled_back_with_its_change(db, make):
     admin = make.admin()
+    joined = evidence.last_event(db, organization_id=admin.organization_id)
     savepoint = db.begin_nested()
     make.activity.act(admin)
     savepoint.rollback()
-    assert evidence.last_event(db, organization_id=admin.organization_id) == {"seq": 0, "hash": GENESIS_HASH}
+    assert evidence.last_event(db, organization_id=admin.organization_id) == joined
     make.activity.act(admin)
-    assert evidence.last_event(db, organization_id=admin.organization_id)["seq"] == 1
+    assert evidence.last_event(db, organization_id=admin.organization_id)["seq"] == joined["seq"] + 1 == 2
 
 
 def test_unknown_event_types_are_refused(db, make):
@@ -329,64 +339,64 @@ def verify(client, admin) -> dict:
 
 def test_an_edited_event_is_found(client, logged, tamper):
     tamper(
-        "UPDATE evidence_events SET data = :data WHERE organization_id = :org AND seq = 3",
+        "UPDATE evidence_events SET data = :data WHERE organization_id = :org AND seq = 5",
         data=json.dumps({"opportunityId": "x", "distanceMeters": 1.0, "verified": True}),
         org=logged.organization_id,
     )
     result = verify(client, logged)
-    assert result["intact"] is False and result["firstBrokenSeq"] == 3 and result["events"] == 5
+    assert result["intact"] is False and result["firstBrokenSeq"] == 5 and result["events"] == 7
 
 
 def test_an_edited_event_with_a_recomputed_hash_is_found_by_the_next_link(client, logged, tamper, db):
     events, _ = evidence.list_events(db, organization_id=logged.organization_id)
-    forged = events[1] | {"data": {"requestedLevel": 5, "category": "community"}}
+    forged = events[3] | {"data": {"requestedLevel": 5, "category": "community"}}
     tamper(
-        "UPDATE evidence_events SET data = :data, hash = :hash WHERE organization_id = :org AND seq = 2",
+        "UPDATE evidence_events SET data = :data, hash = :hash WHERE organization_id = :org AND seq = 4",
         data=json.dumps(forged["data"]),
         hash=event_hash(forged),
         org=logged.organization_id,
     )
-    assert verify(client, logged)["firstBrokenSeq"] == 3
+    assert verify(client, logged)["firstBrokenSeq"] == 5
 
 
 def test_a_deleted_event_is_found(client, logged, tamper):
-    tamper("DELETE FROM evidence_events WHERE organization_id = :org AND seq = 2", org=logged.organization_id)
+    tamper("DELETE FROM evidence_events WHERE organization_id = :org AND seq = 4", org=logged.organization_id)
     result = verify(client, logged)
-    assert result["intact"] is False and result["firstBrokenSeq"] == 2 and result["events"] == 4
+    assert result["intact"] is False and result["firstBrokenSeq"] == 4 and result["events"] == 6
 
 
 def test_a_deleted_run_of_events_is_found_where_it_starts(client, logged, tamper):
     tamper(
-        "DELETE FROM evidence_events WHERE organization_id = :org AND seq BETWEEN 2 AND 4", org=logged.organization_id
+        "DELETE FROM evidence_events WHERE organization_id = :org AND seq BETWEEN 4 AND 6", org=logged.organization_id
     )
     result = verify(client, logged)
-    assert result["intact"] is False and result["firstBrokenSeq"] == 2 and result["events"] == 2
+    assert result["intact"] is False and result["firstBrokenSeq"] == 4 and result["events"] == 4
 
 
 def test_an_edited_event_of_no_record_is_found(client, logged, tamper, db):
     evidence.append(
         db,
         organization_id=logged.organization_id,
-        type=evidence.MEMBER_DEACTIVATED,
-        subject=("member", logged.user.id),
+        type=evidence.SCIM_TOKEN_REVOKED,
+        subject=("scim_token", "token-1"),
         actor_id=None,
-        data={"source": "hand"},
+        data={},
     )
     db.commit()
     assert verify(client, logged)["intact"] is True
     tamper(
-        "UPDATE evidence_events SET data = :data WHERE organization_id = :org AND seq = 6",
+        "UPDATE evidence_events SET data = :data WHERE organization_id = :org AND seq = 8",
         data=json.dumps({"source": "scim"}),
         org=logged.organization_id,
     )
     result = verify(client, logged)
-    assert result["intact"] is False and result["firstBrokenSeq"] == 6
+    assert result["intact"] is False and result["firstBrokenSeq"] == 8
 
 
 def test_a_deleted_last_event_is_found(client, logged, tamper):
-    tamper("DELETE FROM evidence_events WHERE organization_id = :org AND seq = 5", org=logged.organization_id)
+    tamper("DELETE FROM evidence_events WHERE organization_id = :org AND seq = 7", org=logged.organization_id)
     result = verify(client, logged)
-    assert result["intact"] is False and result["firstBrokenSeq"] == 5
+    assert result["intact"] is False and result["firstBrokenSeq"] == 7
 
 
 # --- append-only ---
@@ -412,7 +422,8 @@ def test_the_service_only_ever_inserts_into_the_log(client, make, db, runtime):
         client.get(EVENTS, headers=admin.headers)
     finally:
         event.remove(connection.engine, "before_cursor_execute", record)
-    assert statements.count("INSERT") == 5  # the act, its level-2 confirmation, its change, the check-in, its check-out
+    # The two people's joining, the act, its level-2 confirmation, its change, the check-in, its check-out.
+    assert statements.count("INSERT") == 7
     assert set(statements) == {"INSERT", "SELECT"}
 
 
@@ -444,5 +455,5 @@ def test_postgresql_refuses_to_change_or_remove_events(db, logged, statement):
             .order_by(EvidenceEvent.seq.desc())
             .limit(1)
         )
-        == 5
+        == 7
     )

@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 
 from kindling import cli
+from kindling.accounts import service as accounts
+from kindling.evidence import log as evidence
 
 
 def export(client, admin, **body) -> dict:
@@ -72,7 +74,7 @@ def test_an_excerpt_is_named_as_an_excerpt(client, logged, tmp_path, capsys):
     excerpt = export(client, logged, **{"from": events[2]["occurredAt"]})
     code, output = run(tmp_path, capsys, json.dumps(excerpt), *with_key(client))
     assert code == 0
-    assert f"an EXCERPT of 3 events, seq 3 to 5, chained from hash {events[1]['hash']}" in output
+    assert f"an EXCERPT of 5 events, seq 3 to 7, chained from hash {events[1]['hash']}" in output
     assert "whole log" not in output
 
 
@@ -106,8 +108,10 @@ def test_the_signature_is_standard_padded_base64(client, logged, tmp_path, capsy
             assert code == 1 and "signature does not verify" in output
 
 
-def test_the_empty_log_verifies_at_seq_0_and_64_zeros(client, make, tmp_path, capsys):
-    bundle = export(client, make.admin())
+def test_the_empty_log_verifies_at_seq_0_and_64_zeros(client, db, runtime, tmp_path, capsys):
+    # Everyone's joining is logged: only an organization nobody has joined yet has an empty log.
+    organization = accounts.create_organization(db, name="Nobody yet")
+    bundle = evidence.export(db, runtime.signer, organization_id=organization.id)
     assert bundle["head"] == {"seq": 0, "hash": "0" * 64} and bundle["prevHash"] == "0" * 64
     code, output = run(tmp_path, capsys, json.dumps(bundle), *with_key(client))
     assert code == 0 and "the whole log up to seq 0, 0 events" in output

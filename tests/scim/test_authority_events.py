@@ -43,6 +43,7 @@ def test_authority_changes_are_in_the_chain_with_ids_only(client, make):
 
     joined = _events(client, admin, "member.joined")
     assert [(e["subject"], e["data"]) for e in joined] == [
+        ({"kind": "member", "id": admin.user.id}, {"role": "admin", "source": "sign_up"}),
         ({"kind": "member", "id": boss["id"]}, {"role": "member", "source": "scim"}),
         ({"kind": "member", "id": ada["id"]}, {"role": "member", "source": "scim"}),
     ]
