@@ -317,7 +317,7 @@ def test_0013_stores_recipients_canonically_and_holds_disputed_acts_at_level_one
     assert cancelled is not None and joinable
 
 
-def test_0025_keeps_existing_sso_domains_as_unverified_claims(fresh_database_url):
+def test_0022_keeps_existing_sso_domains_as_unverified_claims(fresh_database_url):
     """Nothing proved them: each becomes a claim with a token of its own, verified by nobody, and
     every existing session counts as a password session."""
     upgrade(fresh_database_url, "0020")
@@ -382,12 +382,12 @@ def test_0025_keeps_existing_sso_domains_as_unverified_claims(fresh_database_url
     assert [tuple(row) for row in after_downgrade] == [("a.example", "a"), ("a.example.org", "a"), ("b.example", "b")]
 
 
-def test_0022_logs_each_person_without_a_joining_and_each_request_without_its_creation_time(fresh_database_url):
+def test_0025_logs_each_person_without_a_joining_and_each_request_without_its_creation_time(fresh_database_url):
     """People who joined before every way in logged it get one `imported` member fact, and giving
     requests logged before `createdAt` an `imported` creation time: verify then finds the log and
     the tables agreed, and catches an edit of either."""
     url = fresh_database_url
-    upgrade(url, "0020")
+    upgrade(url, "0024")
     engine = make_engine(url)
     now = dt.datetime(2026, 11, 2, 9, 30, tzinfo=dt.UTC)
     try:
