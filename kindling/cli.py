@@ -37,7 +37,14 @@ def main(argv: list[str] | None = None) -> int:
         "--keys", metavar="FILE", help="a saved answer of GET /api/evidence/keys, instead of --public-key"
     )
     verify.add_argument(
-        "--checkpoint", metavar="FILE", help="a signed checkpoint the bundle must hold (GET /api/evidence/checkpoints)"
+        "--checkpoint",
+        metavar="NOTE",
+        help="an older checkpoint the bundle's tree must extend: a file holding its note (or its JSON form)",
+    )
+    verify.add_argument(
+        "--proof",
+        metavar="FILE",
+        help="for an excerpt: a saved GET /api/evidence/proofs/consistency from the --checkpoint's size to the bundle's",
     )
     verify.add_argument(
         "--report", metavar="FILE", help="a JSON compliance export whose every figure is recomputed from the bundle"
@@ -48,7 +55,12 @@ def main(argv: list[str] | None = None) -> int:
         from kindling.evidence.verify_command import verify_bundle_file
 
         return verify_bundle_file(
-            args.bundle, args.public_key, keys_file=args.keys, checkpoint=args.checkpoint, report=args.report
+            args.bundle,
+            args.public_key,
+            keys_file=args.keys,
+            checkpoint=args.checkpoint,
+            report=args.report,
+            proof=args.proof,
         )
 
     try:
@@ -95,7 +107,9 @@ def _worker_tasks(settings: Settings) -> tuple:
 
     if settings.evidence_signing_key is None and embedded_key_path(settings.database_url) is None:
         return ()  # a key of this process only: its checkpoints would verify with no listed key
-    signer = make_signer(settings.evidence_signing_key, settings.evidence_previous_keys, settings.database_url)
+    signer = make_signer(
+        settings.evidence_signing_key, settings.evidence_previous_keys, settings.database_url, settings.public_url
+    )
     return (lambda session_factory: Checkpointer(session_factory, signer),)
 
 

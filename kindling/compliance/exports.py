@@ -35,11 +35,17 @@ MEDIA_TYPES = {"csv": "text/csv; charset=utf-8", "json": "application/json", "pd
 
 
 def checked_report(
-    db: Session, *, organization_id: str, framework_id: str, period: str = periods.DEFAULT_PERIOD
+    db: Session,
+    signer: Signer,
+    *,
+    organization_id: str,
+    framework_id: str,
+    period: str = periods.DEFAULT_PERIOD,
 ) -> tuple[Report, dict]:
-    """The report and the evidence head it was computed at, refused while the log is broken or
-    the records contradict it (docs/evidence.md)."""
+    """The report and the evidence head it was computed at, checkpointed, refused while the log
+    is broken, the records contradict it or it does not extend its last checkpoint (docs/evidence.md)."""
     head = evidence.require_consistent(db, organization_id=organization_id)
+    checkpoints.record(db, signer, organization_id=organization_id, head=head)
     return build_report(db, organization_id=organization_id, framework_id=framework_id, period=period), head
 
 

@@ -16,6 +16,7 @@ from kindling.evidence.models import EvidenceEvent
 from kindling.kindness import acts as kindness
 from kindling.kindness.models import KindnessAct
 from kindling.volunteering.models import CheckIn
+from tests.evidence import rfc9162
 from tests.factories import donations as payments
 from tests.factories.principals import principal
 from tests.factories.volunteering import CENTRE, north_of
@@ -223,9 +224,12 @@ def test_the_chain_links_every_event_to_the_one_before(client, logged):
     assert verified == {
         "intact": True,
         "consistent": True,
+        "checkpointsConsistent": True,
         "events": 5,
         "head": {"seq": 5, "hash": events[-1]["hash"]},
+        "tree": {"size": 5, "rootHash": rfc9162.b64(rfc9162.mth(rfc9162.event_leaves(events)))},
         "firstBrokenSeq": None,
+        "firstInconsistentCheckpoint": None,
         "mismatches": [],
         "mismatchCount": 0,
     }
@@ -236,9 +240,12 @@ def test_an_organization_without_events_verifies_empty(client, make):
     assert client.get("/api/evidence/verify", headers=admin.headers).json() == {
         "intact": True,
         "consistent": True,
+        "checkpointsConsistent": True,
         "events": 0,
         "head": {"seq": 0, "hash": GENESIS_HASH},
+        "tree": {"size": 0, "rootHash": rfc9162.b64(hashlib.sha256(b"").digest())},
         "firstBrokenSeq": None,
+        "firstInconsistentCheckpoint": None,
         "mismatches": [],
         "mismatchCount": 0,
     }
