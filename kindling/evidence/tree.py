@@ -81,7 +81,7 @@ def inclusion(db: Session, *, organization_id: str, seq: int, tree_size: int, cu
         raise BadRequest(
             f"seq {seq} is not in a tree of {tree_size} leaves",
             code="beyond_the_tree",
-            details={"treeSize": tree_size},
+            details={"treeSize": current_size},
         )
     read = reader(db, organization_id)
     leaf = read([(0, seq - 1)])[(0, seq - 1)]
