@@ -101,7 +101,7 @@ def _work(settings: Settings, *, once: bool) -> int:
 
 
 def _worker_tasks(settings: Settings) -> tuple:
-    """The hourly evidence checkpoints, when this process signs with the key the server lists."""
+    """The evidence checkpoints of growing logs, when this process signs with the key the server lists."""
     from kindling.evidence.checkpoints import Checkpointer
     from kindling.evidence.keys import embedded_key_path, make_signer
 

@@ -297,3 +297,52 @@ def test_0013_stores_recipients_canonically_and_holds_disputed_acts_at_level_one
     assert tuple(tally) == (3, 3, 1)
     assert sorted(tuple(row) for row in recipients) == sorted([(member, 2), ("outsider", 1)])
     assert cancelled is not None and joinable
+
+
+def test_0026_builds_the_tree_of_every_existing_log_and_the_root_of_every_checkpoint(fresh_database_url):
+    from kindling.evidence import log as evidence
+    from tests.evidence import rfc9162
+
+    url = fresh_database_url
+    upgrade(url)
+    engine = make_engine(url)
+    try:
+        with make_session_factory(engine)() as session:
+            old = factories.Factories(session, MemoryCache())
+            admin = old.admin()
+            for _ in range(6):
+                old.activity.act(admin)
+            session.commit()
+            organization_id = admin.organization_id
+        command.downgrade(alembic_config(url), "0020")
+        with engine.begin() as connection:
+            hashes = (
+                connection.execute(
+                    text("SELECT hash FROM evidence_events WHERE organization_id = :org ORDER BY seq"),
+                    {"org": organization_id},
+                )
+                .scalars()
+                .all()
+            )
+            # A checkpoint of the JSON form, of the log at seq 4, as made before the tree.
+            connection.execute(
+                text(
+                    "INSERT INTO evidence_checkpoints (id, organization_id, seq, hash, at, key_id, signature) "
+                    "VALUES (:id, :org, 4, :hash, :at, 'k', 's')"
+                ),
+                {"id": str(uuid.uuid4()), "org": organization_id, "hash": hashes[3], "at": BASE},
+            )
+        upgrade(url)
+        leaves = [bytes.fromhex(hash_) for hash_ in hashes]
+        with make_session_factory(engine)() as session:
+            verified = evidence.verify(session, organization_id=organization_id)
+            root_hash = session.scalar(text("SELECT root_hash FROM evidence_checkpoints"))
+            proof = evidence.inclusion_proof(session, organization_id=organization_id, seq=3, tree_size=None)
+    finally:
+        engine.dispose()
+    assert verified["intact"] and verified["checkpointsConsistent"], verified
+    assert verified["tree"] == {"size": len(leaves), "rootHash": rfc9162.b64(rfc9162.mth(leaves))}
+    assert root_hash == rfc9162.b64(rfc9162.mth(leaves[:4]))
+    assert rfc9162.root_from_inclusion(
+        2, len(leaves), rfc9162.leaf(leaves[2]), [rfc9162.unb64(node) for node in proof["proof"]]
+    ) == rfc9162.mth(leaves)

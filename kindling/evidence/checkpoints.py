@@ -56,7 +56,7 @@ class ForkDetected(Conflict):
     """The log does not extend a checkpoint Kindling signed: 409 `evidence_inconsistent`."""
 
     def __init__(self, checkpoint: EvidenceCheckpoint, tree_size: int) -> None:
-        self.checkpoint = checkpoint
+        self.checkpoint, self.tree_size = checkpoint, tree_size
         super().__init__(
             f"The evidence log does not extend its checkpoint of {checkpoint.seq} events: "
             "it was shortened or rewritten since (see GET /api/evidence/verify)",
@@ -142,7 +142,7 @@ def raise_fork_alarm(db: Session, *, fork: ForkDetected, now: dt.datetime | None
         {
             "organizationId": checkpoint.organization_id,
             "checkpoint": document(checkpoint),
-            "treeSize": fork.details["treeSize"],
+            "treeSize": fork.tree_size,
             "detectedAt": timestamp(checkpoint.fork_detected_at),
         },
     )

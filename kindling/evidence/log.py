@@ -155,8 +155,9 @@ def append_all(db: Session, *, organization_id: str, entries: typing.Sequence[En
     if not entries:
         return []
     seq, prev_hash = _advance_head(db, organization_id)
+    first_seq = seq
     occurred_at = utcnow()
-    events, rows = [], []
+    events, rows, hashes = [], [], []
     for entry in entries:
         kind, subject_id = entry.subject
         event = {
@@ -185,9 +186,10 @@ def append_all(db: Session, *, organization_id: str, entries: typing.Sequence[En
                 "hash": digest,
             }
         )
+        hashes.append(digest)
         seq, prev_hash = seq + 1, digest
     db.execute(_INSERT_EVENTS, rows)
-    tree.extend(db, organization_id=organization_id, size=events[0]["seq"] - 1, hashes=[e["hash"] for e in events])
+    tree.extend(db, organization_id=organization_id, size=first_seq - 1, hashes=hashes)
     # The one change the head row accepts (on PostgreSQL a trigger refuses any other): an advance
     # over the run of events just appended.
     last = events[-1]
@@ -444,7 +446,7 @@ def _bundle_checkpoint(db: Session, made: EvidenceCheckpoint, events: list[dict]
     """The checkpoint of the log at export, `{note, treeSize, rootHash}`; an excerpt adds what ties
     its events to that tree: `prefix`, the complete subtrees over the leaves before its first
     event, and `proof`, the consistency proof from its head's tree to the checkpoint's."""
-    found = {"note": made.note, "treeSize": made.seq, "rootHash": made.root_hash}
+    found: dict[str, typing.Any] = {"note": made.note, "treeSize": made.seq, "rootHash": made.root_hash}
     first = events[0]["seq"] if events else head["seq"] + 1
     if first == 1 and head["seq"] == made.seq:
         return found
