@@ -221,14 +221,15 @@ def test_a_shortened_log_is_refused_and_raises_the_fork_alarm(client, db, logged
     shorten(tamper, logged.organization_id, 6)
     rebuild_tree(db, logged.organization_id)
     assert_refused(client, logged, checkpoint)
-    # The worker's round finds it, signs nothing and raises the alarm, once.
-    assert checkpoints.record_due(db, runtime.signer) == 0
-    assert checkpoints.record_due(db, runtime.signer) == 0
+    # The worker's round finds it, signs nothing and raises the alarm, once. (A round covers every
+    # organization: others the database holds may get theirs.)
+    checkpoints.record_due(db, runtime.signer)
+    checkpoints.record_due(db, runtime.signer)
     [alarm] = fork_alarms(db, consultant.user.id)
     assert alarm["data"]["checkpoint"] == listed(client, logged)[0] and alarm["data"]["treeSize"] == 5
     # The log growing again past the checkpoint does not mend it: still no signature.
     make.activity.act(logged)
-    assert checkpoints.record_due(db, runtime.signer) == 0
+    checkpoints.record_due(db, runtime.signer)
     assert len(listed(client, logged)) == 1 and len(fork_alarms(db, consultant.user.id)) == 1
 
 
@@ -252,7 +253,8 @@ def test_a_rewritten_and_resigned_log_is_refused(client, db, logged, runtime, ta
     [checkpoint] = listed(client, logged)
     rewrite(db, tamper, logged.organization_id)
     assert_refused(client, logged, checkpoint)
-    assert checkpoints.record_due(db, runtime.signer) == 0
+    checkpoints.record_due(db, runtime.signer)
+    assert len(listed(client, logged)) == 1
     stored = db.scalar(select(EvidenceCheckpoint).where(EvidenceCheckpoint.organization_id == logged.organization_id))
     assert stored is not None and stored.fork_detected_at is not None
 
