@@ -76,12 +76,16 @@ def verify_bundle_file(
     else:
         held = f"the whole log up to seq {head['seq']}, {check.events} events"
     if check.tree is not None:
-        held += f"; its tree of {check.tree.checkpoint.size} leaves has the root of its checkpoint note, signed"
+        tree = f"; its tree of {check.tree.checkpoint.size} leaves has the root of its checkpoint note, signed"
     else:
-        held += "; no checkpoint of its tree (a bundle made before checkpoints were notes)"
-    also = "".join(
-        f"; {what} verified" for what, given in (("checkpoint", checkpoint), ("report's figures", report)) if given
-    ) + "".join(f"; {metric} shown as stated (not recomputed)" for metric in stated)
+        tree = "; no checkpoint of its tree (a bundle made before checkpoints were notes)"
+    also = (
+        tree
+        + "".join(
+            f"; {what} verified" for what, given in (("checkpoint", checkpoint), ("report's figures", report)) if given
+        )
+        + "".join(f"; {metric} shown as stated (not recomputed)" for metric in stated)
+    )
     print(
         f"verified: {held} of organization {bundle['organizationId']}, head {head['seq']}:{head['hash']}; "
         f"signature by key {bundle['signature']['keyId']} verified{also}"
