@@ -21,7 +21,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from kindling.errors import Conflict
 from kindling.evidence import notes, tree
-from kindling.evidence.chain import ALGORITHM, checkpoint_statement, timestamp
+from kindling.evidence.chain import ALGORITHM, GENESIS_HASH, checkpoint_statement, timestamp
 from kindling.evidence.keys import Signer
 from kindling.evidence.models import EvidenceCheckpoint, EvidenceEvent, EvidenceHead
 from kindling.platform.base import utcnow
@@ -193,7 +193,7 @@ def record_due(db: Session, signer: Signer, *, now: dt.datetime | None = None) -
             .order_by(EvidenceEvent.seq.desc())
             .limit(1)
         ).one_or_none()
-        head = {"seq": last.seq, "hash": last.hash} if last else {"seq": 0, "hash": "0" * 64}
+        head = {"seq": last.seq, "hash": last.hash} if last else {"seq": 0, "hash": GENESIS_HASH}
         try:
             record(db, signer, organization_id=organization_id, head=head, now=now)
             made += 1

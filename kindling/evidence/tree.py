@@ -21,6 +21,11 @@ from kindling.evidence.models import EvidenceEvent, EvidenceTreeNode
 _nodes = typing.cast(Table, EvidenceTreeNode.__table__)
 _events = typing.cast(Table, EvidenceEvent.__table__)
 _INSERT_NODES = insert(_nodes)
+# Built once: every append reads its frontier with it.
+_READ_NODES = select(_nodes.c.level, _nodes.c.position, _nodes.c.hash).where(
+    _nodes.c.organization_id == bindparam("organization"),
+    tuple_(_nodes.c.level, _nodes.c.position).in_(bindparam("nodes", expanding=True)),
+)
 _STREAM_BATCH = 10_000
 
 
@@ -31,12 +36,7 @@ def reader(db: Session, organization_id: str) -> merkle.Nodes:
         wanted = list(wanted)
         if not wanted:
             return {}
-        rows = db.execute(
-            select(_nodes.c.level, _nodes.c.position, _nodes.c.hash).where(
-                _nodes.c.organization_id == organization_id,
-                tuple_(_nodes.c.level, _nodes.c.position).in_(wanted),
-            )
-        )
+        rows = db.execute(_READ_NODES, {"organization": organization_id, "nodes": wanted})
         found = {(level, position): bytes(hash_) for level, position, hash_ in rows}
         if len(found) != len(wanted):
             missing = sorted(set(wanted) - found.keys())[0]
