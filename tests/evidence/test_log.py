@@ -400,11 +400,13 @@ def test_a_deleted_last_event_is_found(client, logged, tamper):
 
 
 def test_the_service_only_ever_inserts_into_the_log(client, make, db, runtime):
-    statements = []
+    statements, tree_statements = [], []
 
     def record(_conn, _cursor, statement, _params, _context, _executemany):
         if "evidence_events" in statement:
             statements.append(statement.split(None, 1)[0].upper())
+        if "evidence_tree_nodes" in statement:
+            tree_statements.append(statement.split(None, 1)[0].upper())
 
     connection = db.connection()
     event.listen(connection.engine, "before_cursor_execute", record)
@@ -421,6 +423,8 @@ def test_the_service_only_ever_inserts_into_the_log(client, make, db, runtime):
         event.remove(connection.engine, "before_cursor_execute", record)
     assert statements.count("INSERT") == 5  # the act, its level-2 confirmation, its change, the check-in, its check-out
     assert set(statements) == {"INSERT", "SELECT"}
+    # The tree too: one insert per append, after one read of the frontier it extends.
+    assert tree_statements.count("INSERT") == 5 and set(tree_statements) == {"INSERT", "SELECT"}
 
 
 def postgresql_only(db):
@@ -453,3 +457,21 @@ def test_postgresql_refuses_to_change_or_remove_events(db, logged, statement):
         )
         == 5
     )
+
+
+@pytest.mark.parametrize(
+    "statement",
+    [
+        "UPDATE evidence_tree_nodes SET hash = hash WHERE organization_id = :org",
+        "DELETE FROM evidence_tree_nodes WHERE organization_id = :org",
+        "TRUNCATE evidence_tree_nodes",
+    ],
+)
+def test_postgresql_refuses_to_change_or_remove_tree_nodes(db, logged, statement):
+    postgresql_only(db)
+    savepoint = db.begin_nested()
+    with pytest.raises(Exception) as refused:
+        db.execute(text(statement), {"org": logged.organization_id})
+    savepoint.rollback()
+    assert "the evidence log is append-only" in str(refused.value)
+    assert getattr(refused.value.orig, "pgcode", None) == "42501"
