@@ -10,7 +10,6 @@ from sqlalchemy.orm import Session
 
 from kindling.compliance.report import Report
 from kindling.compliance.reports import build_report
-from kindling.evidence import checkpoints
 from kindling.evidence import log as evidence
 from kindling.evidence.chain import export_statement
 from kindling.evidence.keys import Signer
@@ -44,8 +43,7 @@ def checked_report(
 ) -> tuple[Report, dict]:
     """The report and the evidence head it was computed at, checkpointed, refused while the log
     is broken, the records contradict it or it does not extend its last checkpoint (docs/evidence.md)."""
-    head = evidence.require_consistent(db, organization_id=organization_id)
-    checkpoints.record(db, signer, organization_id=organization_id, head=head)
+    head, _ = evidence.checkpointed_head(db, signer, organization_id=organization_id)
     return build_report(db, organization_id=organization_id, framework_id=framework_id, period=period), head
 
 
@@ -85,8 +83,7 @@ def export_report(
     """The report as a CSV, JSON or PDF file, stating the evidence head it was computed at and
     signed over that head and its exact bytes (docs/evidence.md); refused while the log is
     broken or the records contradict it."""
-    head = evidence.require_consistent(db, organization_id=organization_id)
-    checkpoints.record(db, signer, organization_id=organization_id, head=head)
+    head, _ = evidence.checkpointed_head(db, signer, organization_id=organization_id)
     report = build_report(db, organization_id=organization_id, framework_id=framework_id, period=period, now=now)
     if file_format == "csv":
         content = report_csv(report).encode()

@@ -70,19 +70,28 @@ def inconsistent(checkpoint: EvidenceCheckpoint) -> dict:
 
 
 def record(
-    db: Session, signer: Signer, *, organization_id: str, head: dict, now: dt.datetime | None = None
+    db: Session,
+    signer: Signer,
+    *,
+    organization_id: str,
+    head: dict,
+    now: dt.datetime | None = None,
+    rebuilt: tree.Recomputed | None = None,
 ) -> EvidenceCheckpoint:
     """A signed checkpoint of the organization's log at `head` (the latest one when it already says
     so), sent to the witnesses in the caller's transaction.
 
     The tree is rebuilt from the stored events, not taken from the node table: ForkDetected when
-    it does not extend the latest checkpoint, or the node table disagrees with the events."""
+    it does not extend the latest checkpoint, or the node table disagrees with the events.
+    `rebuilt` is that tree when the caller rebuilt it already (verification does), with the
+    roots at every checkpoint's size."""
     latest = _latest(db, organization_id)
     if latest is not None and (latest.seq, latest.hash) == (head["seq"], head["hash"]) and latest.note:
         return latest
-    rebuilt = tree.from_events(
-        db, organization_id=organization_id, up_to=head["seq"], sizes=[latest.seq] if latest else []
-    )
+    if rebuilt is None or rebuilt.size != head["seq"] or (latest is not None and latest.seq not in rebuilt.roots):
+        rebuilt = tree.from_events(
+            db, organization_id=organization_id, up_to=head["seq"], sizes=[latest.seq] if latest else []
+        )
     if latest is not None and (
         latest.seq > rebuilt.size or base64.b64encode(rebuilt.roots[latest.seq]).decode() != latest.root_hash
     ):

@@ -279,11 +279,18 @@ def last_event(db: Session, *, organization_id: str) -> dict:
 
 def verify(db: Session, *, organization_id: str) -> dict:
     """Recompute the organization's chain and reconcile its tables with the state the log implies:
-    `{intact, consistent, events, head, firstBrokenSeq, mismatches, mismatchCount}`.
+    `{intact, consistent, checkpointsConsistent, events, head, tree, firstBrokenSeq,
+    firstInconsistentCheckpoint, mismatches, mismatchCount}`.
 
     Each event is read once: those of the records' kinds as the records are reconciled, the others
-    in seq order, each checked against its hash; the links between events are checked in SQL. The
-    chain is broken at the lowest seq where anything fails."""
+    in seq order, each checked against its hash; the links between events are checked in SQL; the
+    tree is rebuilt from the events' hashes in seq order. The chain is broken at the lowest seq
+    where anything fails."""
+    return _verify(db, organization_id)[0]
+
+
+def _verify(db: Session, organization_id: str) -> tuple[dict, tree.Recomputed]:
+    """`verify`'s answer, and the tree it rebuilt from the events."""
     # The last event first: events appended while the chain is read lie beyond it and are not read.
     current = last_event(db, organization_id=organization_id)
     count, first_unlinked = _links(db, organization_id, current["seq"])
@@ -317,7 +324,7 @@ def verify(db: Session, *, organization_id: str) -> dict:
         ),
         None,
     )
-    return {
+    result = {
         "intact": first_broken is None,
         "consistent": found.count == 0,
         "checkpointsConsistent": forked is None,
@@ -329,6 +336,7 @@ def verify(db: Session, *, organization_id: str) -> dict:
         "mismatches": found.mismatches,
         "mismatchCount": found.count,
     }
+    return result, rebuilt
 
 
 def _links(db: Session, organization_id: str, up_to: int) -> tuple[int, int | None]:
@@ -375,11 +383,22 @@ def _head_row_fault(db: Session, organization_id: str, last: dict) -> int | None
     return None
 
 
+def checkpointed_head(db: Session, signer: Signer, *, organization_id: str) -> tuple[dict, EvidenceCheckpoint]:
+    """The log's last event, as `require_consistent` finds it, and a checkpoint of it, signed with
+    the tree verification rebuilt (so the events are read once)."""
+    head, rebuilt = _require_consistent(db, organization_id)
+    return head, checkpoints.record(db, signer, organization_id=organization_id, head=head, rebuilt=rebuilt)
+
+
 def require_consistent(db: Session, *, organization_id: str) -> dict:
     """The log's last event, once verify finds the chain and its tree intact, the tables consistent
     with it and every checkpoint extended by it; 409 `evidence_inconsistent` otherwise: Kindling
     never signs what its own log contradicts."""
-    result = verify(db, organization_id=organization_id)
+    return _require_consistent(db, organization_id)[0]
+
+
+def _require_consistent(db: Session, organization_id: str) -> tuple[dict, tree.Recomputed]:
+    result, rebuilt = _verify(db, organization_id)
     if not (result["intact"] and result["consistent"] and result["checkpointsConsistent"]):
         raise Conflict(
             "The evidence log is broken, the records do not match it, or it does not extend a checkpoint "
@@ -393,7 +412,7 @@ def require_consistent(db: Session, *, organization_id: str) -> dict:
                 "firstInconsistentCheckpoint": result["firstInconsistentCheckpoint"],
             },
         )
-    return result["head"]
+    return result["head"], rebuilt
 
 
 def export(
@@ -406,8 +425,7 @@ def export(
 ) -> dict:
     """A signed bundle of the organization's events (all, or those in the time range), refused
     while the log is broken or the records contradict it."""
-    current = require_consistent(db, organization_id=organization_id)
-    made = checkpoints.record(db, signer, organization_id=organization_id, head=current)
+    current, made = checkpointed_head(db, signer, organization_id=organization_id)
     in_log = (_events.c.organization_id == organization_id, _events.c.seq <= current["seq"])
     # Every event from the first to the last in the range, so the excerpt is one unbroken piece
     # of the chain even where clocks of several servers let occurredAt step back.
