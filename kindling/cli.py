@@ -37,7 +37,14 @@ def main(argv: list[str] | None = None) -> int:
         "--keys", metavar="FILE", help="a saved answer of GET /api/evidence/keys, instead of --public-key"
     )
     verify.add_argument(
-        "--checkpoint", metavar="FILE", help="a signed checkpoint the bundle must hold (GET /api/evidence/checkpoints)"
+        "--checkpoint",
+        metavar="NOTE",
+        help="an older checkpoint the bundle's tree must extend: a file holding its note (or its JSON form)",
+    )
+    verify.add_argument(
+        "--proof",
+        metavar="FILE",
+        help="for an excerpt: a saved GET /api/evidence/proofs/consistency from the --checkpoint's size to the bundle's",
     )
     verify.add_argument(
         "--report",
@@ -50,7 +57,12 @@ def main(argv: list[str] | None = None) -> int:
         from kindling.evidence.verify_command import verify_bundle_file
 
         return verify_bundle_file(
-            args.bundle, args.public_key, keys_file=args.keys, checkpoint=args.checkpoint, report=args.report
+            args.bundle,
+            args.public_key,
+            keys_file=args.keys,
+            checkpoint=args.checkpoint,
+            report=args.report,
+            proof=args.proof,
         )
 
     try:
@@ -93,8 +105,8 @@ def _work(settings: Settings, *, once: bool) -> int:
 
 
 def _worker_tasks(settings: Settings) -> tuple:
-    """The rewrite of the tables erasures changed (PostgreSQL), and the hourly evidence checkpoints
-    when this process signs with the key the server lists."""
+    """The rewrite of the tables erasures changed (PostgreSQL), and the evidence checkpoints of
+    growing logs when this process signs with the key the server lists."""
     from kindling.evidence.checkpoints import Checkpointer
     from kindling.evidence.keys import embedded_key_path, make_signer
     from kindling.privacy.storage import StorageCleaner
@@ -104,7 +116,9 @@ def _worker_tasks(settings: Settings) -> tuple:
         tasks += (lambda session_factory: StorageCleaner(session_factory, settings.database_url),)
     if settings.evidence_signing_key is None and embedded_key_path(settings.database_url) is None:
         return tasks  # a key of this process only: its checkpoints would verify with no listed key
-    signer = make_signer(settings.evidence_signing_key, settings.evidence_previous_keys, settings.database_url)
+    signer = make_signer(
+        settings.evidence_signing_key, settings.evidence_previous_keys, settings.database_url, settings.public_url
+    )
     return (*tasks, lambda session_factory: Checkpointer(session_factory, signer))
 
 

@@ -94,6 +94,8 @@ ROOT = {"kindling", "kindling.errors", "kindling.config"}
 SELF_CONTAINED = (
     "kindling.evidence.chain",
     "kindling.evidence.keys",
+    "kindling.evidence.merkle",
+    "kindling.evidence.notes",
     "kindling.evidence.replay",
     "kindling.evidence.report_check",
     "kindling.evidence.verify_command",

@@ -382,12 +382,12 @@ def test_0022_keeps_existing_sso_domains_as_unverified_claims(fresh_database_url
     assert [tuple(row) for row in after_downgrade] == [("a.example", "a"), ("a.example.org", "a"), ("b.example", "b")]
 
 
-def test_0025_logs_each_person_without_a_joining_and_each_request_without_its_creation_time(fresh_database_url):
+def test_0029_logs_each_person_without_a_joining_and_each_request_without_its_creation_time(fresh_database_url):
     """People who joined before every way in logged it get one `imported` member fact, and giving
     requests logged before `createdAt` an `imported` creation time: verify then finds the log and
     the tables agreed, and catches an edit of either."""
     url = fresh_database_url
-    upgrade(url, "0024")
+    upgrade(url, "0025")
     engine = make_engine(url)
     now = dt.datetime(2026, 11, 2, 9, 30, tzinfo=dt.UTC)
     try:
@@ -471,3 +471,52 @@ def test_0025_logs_each_person_without_a_joining_and_each_request_without_its_cr
     assert edited["mismatches"] == [
         {"subject": {"kind": "member", "id": "gone"}, "field": "active", "log": False, "table": True}
     ]
+
+
+def test_0025_builds_the_tree_of_every_existing_log_and_the_root_of_every_checkpoint(fresh_database_url):
+    from kindling.evidence import log as evidence
+    from tests.evidence import rfc9162
+
+    url = fresh_database_url
+    upgrade(url)
+    engine = make_engine(url)
+    try:
+        with make_session_factory(engine)() as session:
+            old = factories.Factories(session, MemoryCache())
+            admin = old.admin()
+            for _ in range(6):
+                old.activity.act(admin)
+            session.commit()
+            organization_id = admin.organization_id
+        command.downgrade(alembic_config(url), "0024")
+        with engine.begin() as connection:
+            hashes = (
+                connection.execute(
+                    text("SELECT hash FROM evidence_events WHERE organization_id = :org ORDER BY seq"),
+                    {"org": organization_id},
+                )
+                .scalars()
+                .all()
+            )
+            # A checkpoint of the JSON form, of the log at seq 4, as made before the tree.
+            connection.execute(
+                text(
+                    "INSERT INTO evidence_checkpoints (id, organization_id, seq, hash, at, key_id, signature) "
+                    "VALUES (:id, :org, 4, :hash, :at, 'k', 's')"
+                ),
+                {"id": str(uuid.uuid4()), "org": organization_id, "hash": hashes[3], "at": BASE},
+            )
+        upgrade(url)
+        leaves = [bytes.fromhex(hash_) for hash_ in hashes]
+        with make_session_factory(engine)() as session:
+            verified = evidence.verify(session, organization_id=organization_id)
+            root_hash = session.scalar(text("SELECT root_hash FROM evidence_checkpoints"))
+            proof = evidence.inclusion_proof(session, organization_id=organization_id, seq=3, tree_size=None)
+    finally:
+        engine.dispose()
+    assert verified["intact"] and verified["checkpointsConsistent"], verified
+    assert verified["tree"] == {"size": len(leaves), "rootHash": rfc9162.b64(rfc9162.mth(leaves))}
+    assert root_hash == rfc9162.b64(rfc9162.mth(leaves[:4]))
+    assert rfc9162.root_from_inclusion(
+        2, len(leaves), rfc9162.leaf(leaves[2]), [rfc9162.unb64(node) for node in proof["proof"]]
+    ) == rfc9162.mth(leaves)

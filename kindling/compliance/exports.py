@@ -11,7 +11,6 @@ from sqlalchemy.orm import Session
 
 from kindling.compliance.report import Report
 from kindling.compliance.reports import build_report
-from kindling.evidence import checkpoints
 from kindling.evidence import log as evidence
 from kindling.evidence.chain import export_statement, json_digested
 from kindling.evidence.keys import Signer
@@ -36,11 +35,16 @@ MEDIA_TYPES = {"csv": "text/csv; charset=utf-8", "json": "application/json", "pd
 
 
 def checked_report(
-    db: Session, *, organization_id: str, framework_id: str, period: str = periods.DEFAULT_PERIOD
+    db: Session,
+    signer: Signer,
+    *,
+    organization_id: str,
+    framework_id: str,
+    period: str = periods.DEFAULT_PERIOD,
 ) -> tuple[Report, dict]:
-    """The report and the evidence head it was computed at, refused while the log is broken or
-    the records contradict it (docs/evidence.md)."""
-    head = evidence.require_consistent(db, organization_id=organization_id)
+    """The report and the evidence head it was computed at, checkpointed, refused while the log
+    is broken, the records contradict it or it does not extend its last checkpoint (docs/evidence.md)."""
+    head, _ = evidence.checkpointed_head(db, signer, organization_id=organization_id)
     return build_report(db, organization_id=organization_id, framework_id=framework_id, period=period), head
 
 
@@ -80,8 +84,7 @@ def export_report(
     """The report as a CSV, JSON or PDF file, stating the evidence head it was computed at and
     signed over that head and its exact bytes (docs/evidence.md); refused while the log is
     broken or the records contradict it."""
-    head = evidence.require_consistent(db, organization_id=organization_id)
-    checkpoints.record(db, signer, organization_id=organization_id, head=head)
+    head, _ = evidence.checkpointed_head(db, signer, organization_id=organization_id)
     report = build_report(db, organization_id=organization_id, framework_id=framework_id, period=period, now=now)
     window = report.window
     name = (

@@ -17,6 +17,8 @@ import rfc8785
 from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
+from kindling.evidence import merkle, notes
+
 GENESIS_HASH = "0" * 64
 ALGORITHM = "Ed25519"
 # The members an event is hashed over: everything but `hash` itself.
@@ -169,6 +171,8 @@ class ChainCheck:
     events: int = 0
     first_broken_seq: int | None = None
     fault: str | None = None
+    # The bundle's checkpoint, once verified (`verify_tree`); None for a bundle without one.
+    tree: TreeCheck | None = None
 
     def add(self, event: dict) -> None:
         """Check the next event; after the first fault, only count."""
@@ -225,9 +229,15 @@ def strict_json(text: bytes) -> object:
     return json.loads(text, object_pairs_hook=members, parse_constant=constant)
 
 
+# A bundle made before checkpoints were notes has no `checkpoint`; every bundle since has one.
 BUNDLE_MEMBERS = frozenset({"organizationId", "prevHash", "events", "head", "signedAt", "signature"})
+TREE_BUNDLE_MEMBERS = BUNDLE_MEMBERS | {"checkpoint"}
+BUNDLE_CHECKPOINT_MEMBERS = frozenset({"note", "treeSize", "rootHash"})
+EXCERPT_CHECKPOINT_MEMBERS = BUNDLE_CHECKPOINT_MEMBERS | {"prefix", "proof"}
 EVENT_MEMBERS = frozenset((*HASHED_MEMBERS, "hash"))
 CHECKPOINT_MEMBERS = frozenset({"organizationId", "seq", "hash", "at", "signature"})
+# A checkpoint as GET /api/evidence/checkpoints lists it since checkpoints are notes.
+LISTED_CHECKPOINT_MEMBERS = CHECKPOINT_MEMBERS | {"note", "treeSize", "rootHash", "cosignatures"}
 _HEX64 = re.compile(r"[0-9a-f]{64}")
 _TIME = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{6}Z")
 
@@ -333,7 +343,11 @@ def verify_bundle(bundle: object, public_keys: Iterable[bytes]) -> ChainCheck:
     keys = {key_id(key): key for key in public_keys}
     if not keys:
         raise BundleError("no public key given: nothing can be vouched for")
-    bundle = _members(bundle, BUNDLE_MEMBERS, "the bundle")
+    bundle = _members(
+        bundle,
+        TREE_BUNDLE_MEMBERS if isinstance(bundle, dict) and "checkpoint" in bundle else BUNDLE_MEMBERS,
+        "the bundle",
+    )
     if type(bundle["organizationId"]) is not str or type(bundle["signedAt"]) is not str:
         raise BundleError("the bundle's organizationId and signedAt must be strings")
     events = bundle["events"]
@@ -354,7 +368,126 @@ def verify_bundle(bundle: object, public_keys: Iterable[bytes]) -> ChainCheck:
     if not check.intact:
         raise BundleError(f"chain broken at seq {check.first_broken_seq}: {check.fault}")
     _verify_signature(bundle["signature"], signed_bytes(bundle), keys, "bundle")
+    if "checkpoint" in bundle:
+        check.tree = verify_tree(bundle, keys.values())
     return check
+
+
+@dataclasses.dataclass
+class TreeCheck:
+    """A bundle's checkpoint, verified: the note, and the tree its events rebuild from `start`
+    leaves (0 for a whole log, or the excerpt's prefix) as `frontier`, with the leaf hashes after."""
+
+    checkpoint: notes.Checkpoint
+    start: int
+    prefix: list[bytes]
+    leaves: list[bytes]
+
+    def root_at(self, size: int) -> bytes:
+        """The tree's root at `size`, from `start` to the bundle's head."""
+        frontier = merkle.Frontier(self.start, self.prefix)
+        for leaf in self.leaves[: size - self.start]:
+            frontier.append(leaf)
+        return frontier.root()
+
+
+def _tree_hash(value: object, what: str) -> bytes:
+    raw = base64.b64decode(value, validate=True) if type(value) is str and len(value) == 44 else b""
+    if len(raw) != 32:
+        raise BundleError(f"{what} is not the base64 of 32 bytes")
+    return raw
+
+
+def open_note(note: object, public_keys: Iterable[bytes], organization_id: str) -> notes.Checkpoint:
+    """A checkpoint note of the organization's log signed by one of `public_keys`, under its origin
+    as the key name; BundleError otherwise."""
+    if type(note) is not str:
+        raise BundleError("the checkpoint's note is not a string")
+    try:
+        text, signatures = notes.split(note)
+        origin, _, _ = notes.parse_checkpoint_text(text)
+        if not origin.endswith(f"/evidence/{organization_id}"):
+            raise BundleError(f"the note's origin {origin} is not the log of organization {organization_id}")
+        for key in public_keys:
+            if any((name, line_id) == (origin, notes.key_id(origin, key)) for name, line_id, _ in signatures):
+                return notes.open_checkpoint(note, origin, key)
+    except notes.NoteError as exc:
+        raise BundleError(str(exc)) from None
+    raise BundleError("the note carries no signature by any of the given public keys")
+
+
+def verify_tree(bundle: dict, public_keys: Iterable[bytes]) -> TreeCheck:
+    """Check a (verified) bundle's checkpoint: its note's signature, and that the tree rebuilt from
+    the bundle's events has the note's root (an excerpt's through its prefix and consistency
+    proof). Raises BundleError."""
+    events, head = bundle["events"], bundle["head"]
+    first = events[0]["seq"] if events else head["seq"] + 1
+    if not isinstance(bundle["checkpoint"], dict):
+        raise BundleError("the bundle's checkpoint is not a JSON object")
+    excerpt = first != 1 or head["seq"] != bundle["checkpoint"].get("treeSize")
+    cp = _members(
+        bundle["checkpoint"], EXCERPT_CHECKPOINT_MEMBERS if excerpt else BUNDLE_CHECKPOINT_MEMBERS, "the checkpoint"
+    )
+    size = _seq(cp["treeSize"], "the checkpoint's treeSize")
+    root = _tree_hash(cp["rootHash"], "the checkpoint's rootHash")
+    note = open_note(cp["note"], public_keys, bundle["organizationId"])
+    if (note.size, note.root) != (size, root):
+        raise BundleError("the checkpoint's note is not of its treeSize and rootHash")
+    if size < head["seq"]:
+        raise BundleError(f"the checkpoint's tree has {size} leaves, fewer than the bundle's head seq {head['seq']}")
+    if excerpt and not (isinstance(cp["prefix"], list) and isinstance(cp["proof"], list)):
+        raise BundleError("the checkpoint's prefix and proof are not lists")
+    prefix = [_tree_hash(node, "a node of the checkpoint's prefix") for node in cp["prefix"]] if excerpt else []
+    if len(prefix) != (first - 1).bit_count():
+        raise BundleError(f"the checkpoint's prefix must hold {(first - 1).bit_count()} nodes for {first - 1} leaves")
+    leaves = [merkle.leaf_hash(bytes.fromhex(event["hash"])) for event in events]
+    check = TreeCheck(note, first - 1, prefix, leaves)
+    at_head = check.root_at(head["seq"])
+    if not excerpt:
+        if at_head != root:
+            raise BundleError("the tree of the bundle's events does not have the checkpoint's root")
+        return check
+    proof = [_tree_hash(node, "a node of the checkpoint's proof") for node in cp["proof"]]
+    if not merkle.verify_consistency(head["seq"], size, at_head, root, proof):
+        raise BundleError("the excerpt's events are not in the checkpoint's tree: its prefix or proof does not verify")
+    return check
+
+
+def verify_older_note(
+    bundle: dict, tree: TreeCheck, note: str, public_keys: Iterable[bytes], proof: object = None
+) -> notes.Checkpoint:
+    """Check that the bundle's tree extends an older checkpoint note: by recomputing its root from
+    the events where the bundle holds them, else by `proof`, a saved answer of
+    `GET /api/evidence/proofs/consistency` from the note's size to the bundle checkpoint's. A log
+    shortened or rewritten since fails here, whatever key signed it. Raises BundleError."""
+    older = open_note(note, public_keys, bundle["organizationId"])
+    newer = tree.checkpoint
+    if older.origin != newer.origin:
+        raise BundleError(f"the checkpoint is of {older.origin}, the bundle of {newer.origin}")
+    if older.size > newer.size:
+        raise BundleError(
+            f"the bundle's tree has {newer.size} leaves, fewer than the checkpoint's {older.size}: the log was shortened"
+        )
+    if tree.start <= older.size <= bundle["head"]["seq"]:
+        if tree.root_at(older.size) != older.root:
+            raise BundleError(
+                f"the bundle's tree at size {older.size} does not have the checkpoint's root: the log was rewritten"
+            )
+        return older
+    if proof is None:
+        raise BundleError(
+            f"the excerpt does not hold the tree of {older.size} leaves: give --proof, the consistency proof "
+            f"from {older.size} to {newer.size} (GET /api/evidence/proofs/consistency)"
+        )
+    proof = _members(proof, frozenset({"from", "to", "proof"}), "the consistency proof")
+    if (proof["from"], proof["to"]) != (older.size, newer.size) or not isinstance(proof["proof"], list):
+        raise BundleError(f"the consistency proof is not from {older.size} to {newer.size}")
+    nodes = [_tree_hash(node, "a node of the consistency proof") for node in proof["proof"]]
+    if not merkle.verify_consistency(older.size, newer.size, older.root, newer.root, nodes):
+        raise BundleError(
+            f"the bundle's tree of {newer.size} leaves does not extend the checkpoint's: the log was rewritten"
+        )
+    return older
 
 
 def is_excerpt(bundle: dict) -> bool:
@@ -372,7 +505,8 @@ def verify_checkpoint(bundle: dict, checkpoint: object, public_keys: Iterable[by
     """Check a signed checkpoint and that the (verified) bundle holds the chain it vouches for:
     a shortened or rewritten log fails here. Raises BundleError."""
     keys = {key_id(key): key for key in public_keys}
-    checkpoint = _members(checkpoint, CHECKPOINT_MEMBERS, "the checkpoint")
+    listed = isinstance(checkpoint, dict) and "note" in checkpoint
+    checkpoint = _members(checkpoint, LISTED_CHECKPOINT_MEMBERS if listed else CHECKPOINT_MEMBERS, "the checkpoint")
     seq, hash_ = _seq(checkpoint["seq"], "the checkpoint's seq"), _hash(checkpoint["hash"], "the checkpoint's hash")
     if type(checkpoint["at"]) is not str or checkpoint["organizationId"] != bundle["organizationId"]:
         raise BundleError("the checkpoint is of another organization, or its time is not a string")

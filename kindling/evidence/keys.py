@@ -13,6 +13,7 @@ import tempfile
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
+from kindling.evidence import notes
 from kindling.evidence.chain import ALGORITHM, canonical, decode_public_key, key_id
 
 log = logging.getLogger(__name__)
@@ -53,6 +54,8 @@ class Signer:
 
     private_key: Ed25519PrivateKey
     previous_public_keys: tuple[bytes, ...] = ()
+    # PUBLIC_URL, whose host names each log in its checkpoints' notes (`notes.origin`).
+    public_url: str | None = None
 
     @property
     def public_key(self) -> bytes:
@@ -65,6 +68,15 @@ class Signer:
     def sign(self, data: bytes) -> str:
         """The base64 Ed25519 signature of `data`."""
         return base64.b64encode(self.private_key.sign(data)).decode()
+
+    def note_origin(self, organization_id: str) -> str:
+        """The origin of the organization's checkpoints, and the key name that signs them."""
+        return notes.origin(self.public_url, organization_id)
+
+    def sign_note(self, text: str, name: str) -> str:
+        """A signed note: `text`, a blank line and this key's signature line as `name` (c2sp.org/signed-note)."""
+        signature = self.private_key.sign(text.encode())
+        return text + "\n" + notes.signature_line(name, self.public_key, signature)
 
     def sign_statement(self, statement: dict) -> dict:
         """The signature of a compliance export (`export_statement`): the key, the statement's
@@ -94,7 +106,9 @@ class Signer:
         ]
 
 
-def make_signer(seed: bytes | None, previous_public_keys: tuple[bytes, ...], database_url: str) -> Signer:
+def make_signer(
+    seed: bytes | None, previous_public_keys: tuple[bytes, ...], database_url: str, public_url: str | None = None
+) -> Signer:
     """The signer for the configured seed; without one, the key kept beside an embedded database
     (made on first start), or for PostgreSQL outside production a key for this process only."""
     if seed is not None:
@@ -106,7 +120,7 @@ def make_signer(seed: bytes | None, previous_public_keys: tuple[bytes, ...], dat
         else:
             log.warning("EVIDENCE_SIGNING_KEY is not set: evidence is signed with a key that lasts this process only")
             private_key = Ed25519PrivateKey.generate()
-    return Signer(private_key, previous_public_keys)
+    return Signer(private_key, previous_public_keys, public_url)
 
 
 def embedded_key_path(database_url: str) -> pathlib.Path | None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import datetime as dt
 import typing
 
@@ -10,10 +11,10 @@ from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session
 
 from kindling.errors import BadRequest, Conflict, invalid
-from kindling.evidence import checkpoints
+from kindling.evidence import checkpoints, merkle, tree
 from kindling.evidence.chain import ALGORITHM, GENESIS_HASH, event_hash, signed_bytes, timestamp
 from kindling.evidence.keys import Signer
-from kindling.evidence.models import EvidenceEvent, EvidenceHead
+from kindling.evidence.models import EvidenceCheckpoint, EvidenceEvent, EvidenceHead
 from kindling.evidence.reconcile import RECORD_KINDS, reconcile
 from kindling.platform.base import utcnow
 from kindling.platform.pagination import decode_seq_cursor, encode_seq_cursor
@@ -156,8 +157,9 @@ def append_all(db: Session, *, organization_id: str, entries: typing.Sequence[En
     if not entries:
         return []
     seq, prev_hash = _advance_head(db, organization_id)
+    first_seq = seq
     occurred_at = utcnow()
-    events, rows = [], []
+    events, rows, hashes = [], [], []
     for entry in entries:
         kind, subject_id = entry.subject
         event = {
@@ -186,8 +188,10 @@ def append_all(db: Session, *, organization_id: str, entries: typing.Sequence[En
                 "hash": digest,
             }
         )
+        hashes.append(digest)
         seq, prev_hash = seq + 1, digest
     db.execute(_INSERT_EVENTS, rows)
+    tree.extend(db, organization_id=organization_id, size=first_seq - 1, hashes=hashes)
     # The one change the head row accepts (on PostgreSQL a trigger refuses any other): an advance
     # over the run of events just appended.
     last = events[-1]
@@ -277,11 +281,18 @@ def last_event(db: Session, *, organization_id: str) -> dict:
 
 def verify(db: Session, *, organization_id: str) -> dict:
     """Recompute the organization's chain and reconcile its tables with the state the log implies:
-    `{intact, consistent, events, head, firstBrokenSeq, mismatches, mismatchCount}`.
+    `{intact, consistent, checkpointsConsistent, events, head, tree, firstBrokenSeq,
+    firstInconsistentCheckpoint, mismatches, mismatchCount}`.
 
     Each event is read once: those of the records' kinds as the records are reconciled, the others
-    in seq order, each checked against its hash; the links between events are checked in SQL. The
-    chain is broken at the lowest seq where anything fails."""
+    in seq order, each checked against its hash; the links between events are checked in SQL; the
+    tree is rebuilt from the events' hashes in seq order. The chain is broken at the lowest seq
+    where anything fails."""
+    return _verify(db, organization_id)[0]
+
+
+def _verify(db: Session, organization_id: str) -> tuple[dict, tree.Recomputed]:
+    """`verify`'s answer, and the tree it rebuilt from the events."""
     # The last event first: events appended while the chain is read lie beyond it and are not read.
     current = last_event(db, organization_id=organization_id)
     count, first_unlinked = _links(db, organization_id, current["seq"])
@@ -295,15 +306,39 @@ def verify(db: Session, *, organization_id: str) -> dict:
         found.hashed(event)
     faults = [seq for seq in (first_unlinked, found.first_unhashed) if seq is not None]
     first_broken = min(faults) if faults else _head_row_fault(db, organization_id, current)
-    return {
+    made = db.scalars(
+        select(EvidenceCheckpoint)
+        .where(EvidenceCheckpoint.organization_id == organization_id)
+        .order_by(EvidenceCheckpoint.at, EvidenceCheckpoint.id)
+    ).all()
+    rebuilt = tree.from_events(
+        db, organization_id=organization_id, up_to=current["seq"], sizes=[checkpoint.seq for checkpoint in made]
+    )
+    if first_broken is None and tree.root(db, organization_id=organization_id, size=rebuilt.size) != rebuilt.root:
+        first_broken = tree.first_unmatched_leaf(db, organization_id=organization_id, up_to=current["seq"])
+    # The first checkpoint, in the order they were made, whose tree the log's is not an extension of.
+    forked = next(
+        (
+            checkpoint
+            for checkpoint in made
+            if checkpoint.seq not in rebuilt.roots
+            or base64.b64encode(rebuilt.roots[checkpoint.seq]).decode() != checkpoint.root_hash
+        ),
+        None,
+    )
+    result = {
         "intact": first_broken is None,
         "consistent": found.count == 0,
+        "checkpointsConsistent": forked is None,
         "events": count,
         "head": current,
+        "tree": {"size": rebuilt.size, "rootHash": base64.b64encode(rebuilt.root).decode()},
         "firstBrokenSeq": first_broken,
+        "firstInconsistentCheckpoint": checkpoints.inconsistent(forked) if forked else None,
         "mismatches": found.mismatches,
         "mismatchCount": found.count,
     }
+    return result, rebuilt
 
 
 def _links(db: Session, organization_id: str, up_to: int) -> tuple[int, int | None]:
@@ -350,21 +385,36 @@ def _head_row_fault(db: Session, organization_id: str, last: dict) -> int | None
     return None
 
 
+def checkpointed_head(db: Session, signer: Signer, *, organization_id: str) -> tuple[dict, EvidenceCheckpoint]:
+    """The log's last event, as `require_consistent` finds it, and a checkpoint of it, signed with
+    the tree verification rebuilt (so the events are read once)."""
+    head, rebuilt = _require_consistent(db, organization_id)
+    return head, checkpoints.record(db, signer, organization_id=organization_id, head=head, rebuilt=rebuilt)
+
+
 def require_consistent(db: Session, *, organization_id: str) -> dict:
-    """The log's last event, once verify finds the chain intact and the tables consistent with it;
-    409 `evidence_inconsistent` otherwise: Kindling never signs what its own log contradicts."""
-    result = verify(db, organization_id=organization_id)
-    if not (result["intact"] and result["consistent"]):
+    """The log's last event, once verify finds the chain and its tree intact, the tables consistent
+    with it and every checkpoint extended by it; 409 `evidence_inconsistent` otherwise: Kindling
+    never signs what its own log contradicts."""
+    return _require_consistent(db, organization_id)[0]
+
+
+def _require_consistent(db: Session, organization_id: str) -> tuple[dict, tree.Recomputed]:
+    result, rebuilt = _verify(db, organization_id)
+    if not (result["intact"] and result["consistent"] and result["checkpointsConsistent"]):
         raise Conflict(
-            "The evidence log is broken or the records do not match it: see GET /api/evidence/verify",
+            "The evidence log is broken, the records do not match it, or it does not extend a checkpoint "
+            "Kindling signed: see GET /api/evidence/verify",
             code="evidence_inconsistent",
             details={
                 "intact": result["intact"],
                 "firstBrokenSeq": result["firstBrokenSeq"],
                 "mismatchCount": result["mismatchCount"],
+                "checkpointsConsistent": result["checkpointsConsistent"],
+                "firstInconsistentCheckpoint": result["firstInconsistentCheckpoint"],
             },
         )
-    return result["head"]
+    return result["head"], rebuilt
 
 
 def export(
@@ -377,8 +427,7 @@ def export(
 ) -> dict:
     """A signed bundle of the organization's events (all, or those in the time range), refused
     while the log is broken or the records contradict it."""
-    current = require_consistent(db, organization_id=organization_id)
-    checkpoints.record(db, signer, organization_id=organization_id, head=current)
+    current, made = checkpointed_head(db, signer, organization_id=organization_id)
     in_log = (_events.c.organization_id == organization_id, _events.c.seq <= current["seq"])
     # Every event from the first to the last in the range, so the excerpt is one unbroken piece
     # of the chain even where clocks of several servers let occurredAt step back.
@@ -406,7 +455,46 @@ def export(
         "prevHash": prev_hash,
         "events": events,
         "head": last,
+        "checkpoint": _bundle_checkpoint(db, made, events, last),
         "signedAt": timestamp(utcnow()),
     }
     bundle["signature"] = {"keyId": signer.key_id, "algorithm": ALGORITHM, "value": signer.sign(signed_bytes(bundle))}
     return bundle
+
+
+def _bundle_checkpoint(db: Session, made: EvidenceCheckpoint, events: list[dict], head: dict) -> dict:
+    """The checkpoint of the log at export, `{note, treeSize, rootHash}`; an excerpt adds what ties
+    its events to that tree: `prefix`, the complete subtrees over the leaves before its first
+    event, and `proof`, the consistency proof from its head's tree to the checkpoint's."""
+    found: dict[str, typing.Any] = {"note": made.note, "treeSize": made.seq, "rootHash": made.root_hash}
+    first = events[0]["seq"] if events else head["seq"] + 1
+    if first == 1 and head["seq"] == made.seq:
+        return found
+    read = tree.reader(db, made.organization_id)
+    wanted = merkle.frontier_nodes(first - 1)
+    prefix = read(wanted)
+    found["prefix"] = [base64.b64encode(prefix[node]).decode() for node in wanted]
+    found["proof"] = [base64.b64encode(node).decode() for node in merkle.consistency_proof(head["seq"], made.seq, read)]
+    return found
+
+
+def inclusion_proof(db: Session, *, organization_id: str, seq: int, tree_size: int | None) -> dict:
+    """The inclusion proof of event `seq` in the organization's tree of `tree_size` leaves (the
+    whole log by default); 400 `beyond_the_tree` beyond it."""
+    size = last_event(db, organization_id=organization_id)["seq"]
+    return tree.inclusion(
+        db,
+        organization_id=organization_id,
+        seq=seq,
+        tree_size=size if tree_size is None else tree_size,
+        current_size=size,
+    )
+
+
+def consistency_proof(db: Session, *, organization_id: str, old: int, new: int | None) -> dict:
+    """The consistency proof from the organization's tree of `old` leaves to that of `new` (the
+    whole log by default); 400 `beyond_the_tree` beyond it."""
+    size = last_event(db, organization_id=organization_id)["seq"]
+    return tree.consistency(
+        db, organization_id=organization_id, old=old, new=size if new is None else new, current_size=size
+    )

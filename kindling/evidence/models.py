@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 
-from sqlalchemy import JSON, BigInteger, ForeignKey, Index, String
+from sqlalchemy import JSON, BigInteger, ForeignKey, Index, LargeBinary, SmallInteger, String, Text
 from sqlalchemy.orm import Mapped, mapped_column
 
 from kindling.platform.base import Base, new_id
@@ -51,8 +51,22 @@ class EvidenceHead(Base):
     hash: Mapped[str] = mapped_column(String(64))
 
 
+class EvidenceTreeNode(Base):
+    """The hash of one complete subtree of an organization's RFC 9162 tree (kindling/evidence/merkle.py):
+    leaves `[position · 2^level, (position + 1) · 2^level)`, leaf `i` being event seq `i + 1`. Written
+    once, in the transaction of the event that completes it; on PostgreSQL a trigger refuses the rest."""
+
+    __tablename__ = "evidence_tree_nodes"
+
+    organization_id: Mapped[str] = mapped_column(ForeignKey("organizations.id"), primary_key=True)
+    level: Mapped[int] = mapped_column(SmallInteger, primary_key=True, autoincrement=False)
+    position: Mapped[int] = mapped_column(BigInteger, primary_key=True, autoincrement=False)
+    hash: Mapped[bytes] = mapped_column(LargeBinary(32))
+
+
 class EvidenceCheckpoint(Base):
-    """A signed statement that an organization's chain had `hash` at `seq` (docs/evidence.md)."""
+    """A signed statement that an organization's chain had `hash` at `seq`, and its tree of `seq`
+    leaves the root `root_hash`: a C2SP signed note (docs/evidence.md)."""
 
     __tablename__ = "evidence_checkpoints"
     __table_args__ = (Index("ix_evidence_checkpoints_organization_id_at", "organization_id", "at", "id"),)
@@ -64,3 +78,8 @@ class EvidenceCheckpoint(Base):
     at: Mapped[dt.datetime]
     key_id: Mapped[str] = mapped_column(String(16))
     signature: Mapped[str] = mapped_column(String(100))
+    root_hash: Mapped[str] = mapped_column(String(44))  # base64, as in the note
+    # The signed note: null for the checkpoints made before notes, which only the JSON form signs.
+    note: Mapped[str | None] = mapped_column(Text)
+    # When the log was first found not to extend this checkpoint (evidence.fork_detected was raised).
+    fork_detected_at: Mapped[dt.datetime | None]

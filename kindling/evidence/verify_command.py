@@ -13,6 +13,7 @@ from kindling.evidence.chain import (
     strict_json,
     verify_bundle,
     verify_checkpoint,
+    verify_older_note,
     verify_report_signature,
 )
 
@@ -31,6 +32,7 @@ def verify_bundle_file(
     keys_file: str | None = None,
     checkpoint: str | None = None,
     report: str | None = None,
+    proof: str | None = None,
 ) -> int:
     """Print what the bundle holds and whether it verifies; 0 when it does, 1 when not, 2 when nothing could be checked."""
     try:
@@ -38,7 +40,9 @@ def verify_bundle_file(
         if not keys:
             raise Unusable("give --public-key or --keys FILE: without a key nothing can be vouched for")
         bundle = _read(path)
-        extra = {name: _read(file) for name, file in (("checkpoint", checkpoint), ("report", report)) if file}
+        extra = {name: _read(file) for name, file in (("report", report), ("proof", proof)) if file}
+        if checkpoint:
+            extra["checkpoint"] = _read_checkpoint(checkpoint)
     except BundleError as exc:  # JSON with two readings
         print(f"NOT VERIFIED: {exc}", file=sys.stderr)
         return NOT_VERIFIED
@@ -50,7 +54,11 @@ def verify_bundle_file(
         return UNUSABLE
     try:
         check = verify_bundle(bundle, keys)
-        if "checkpoint" in extra:
+        if isinstance(extra.get("checkpoint"), str):
+            if check.tree is None:
+                raise BundleError("the bundle has no checkpoint of its tree: export it again to check a note")
+            verify_older_note(bundle, check.tree, extra["checkpoint"], keys, extra.get("proof"))
+        elif "checkpoint" in extra:
             verify_checkpoint(bundle, extra["checkpoint"], keys)
         if "report" in extra:
             from kindling.evidence.report_check import check_report
@@ -69,7 +77,11 @@ def verify_bundle_file(
         )
     else:
         held = f"the whole log up to seq {head['seq']}, {check.events} events"
-    also = "".join(
+    if check.tree is not None:
+        tree = f"; its tree of {check.tree.checkpoint.size} leaves has the root of its checkpoint note, signed"
+    else:
+        tree = "; no checkpoint of its tree (a bundle made before checkpoints were notes)"
+    also = tree + "".join(
         f"; {what} verified"
         for what, given in (("checkpoint", checkpoint), ("report's signature", report), ("report's figures", report))
         if given
@@ -91,6 +103,23 @@ def _read(path: str) -> Any:
         raise
     except ValueError as exc:
         raise Unusable(f"cannot read {path}: {exc}") from None
+
+
+def _read_checkpoint(path: str) -> Any:
+    """A checkpoint: a signed note (its text), or a checkpoint of the JSON form (its object)."""
+    try:
+        with open(path, "rb") as file:
+            raw = file.read()
+    except OSError as exc:
+        raise Unusable(f"cannot read {path}: {exc.strerror}") from None
+    if raw.lstrip().startswith(b"{"):
+        listed = _read(path)
+        # A checkpoint as listed: its note, where it has one, says more than the JSON form.
+        return listed["note"] if isinstance(listed, dict) and type(listed.get("note")) is str else listed
+    try:
+        return raw.decode()
+    except UnicodeDecodeError:
+        raise Unusable(f"{path} is neither a signed note (UTF-8 text) nor a JSON checkpoint") from None
 
 
 def _keys_from_file(path: str) -> list[bytes]:

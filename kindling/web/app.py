@@ -56,7 +56,9 @@ def create_app(settings: Settings | None = None) -> connexion.FlaskApp:
         session_factory=make_session_factory(engine),
         cache=make_cache(settings.redis_url, breaker),
         limiter=RateLimiter(settings.redis_url, settings.rate_limit_multiplier, breaker=breaker),
-        signer=make_signer(settings.evidence_signing_key, settings.evidence_previous_keys, settings.database_url),
+        signer=make_signer(
+            settings.evidence_signing_key, settings.evidence_previous_keys, settings.database_url, settings.public_url
+        ),
         mailer=make_mailer(settings.smtp_url, settings.mail_from, settings.mail_timeout),
     )
     # Without API docs, no request passes through Swagger UI's router on its way in; without

@@ -13,6 +13,7 @@ from kindling.platform.base import utcnow
 from kindling.webhooks.models import WebhookDelivery, WebhookEndpoint, WebhookEvent
 
 EVIDENCE_CHECKPOINT = "evidence.checkpoint"
+EVIDENCE_FORK_DETECTED = "evidence.fork_detected"
 EVENT_TYPES = (
     "client.invited",
     "client.accepted",
@@ -23,6 +24,7 @@ EVENT_TYPES = (
     "giving.request.approved",
     "giving.request.paid",
     EVIDENCE_CHECKPOINT,
+    EVIDENCE_FORK_DETECTED,
 )
 
 

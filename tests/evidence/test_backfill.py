@@ -132,11 +132,14 @@ def test_every_earlier_record_is_imported_in_one_chain_per_organization(empty_da
         events, _ = evidence.list_events(session, organization_id=ids["org"])
         other, _ = evidence.list_events(session, organization_id=ids["other"])
     assert len(events) == 4
-    # Verification reads the tables as they are now: the later migrations chain on from these events.
+    # Verification and appends read the tables as they are now (the tree of a later revision, say):
+    # the later migrations chain on from these events.
     upgrade(empty_database)
     with Session(engine) as session:
         result = evidence.verify(session, organization_id=ids["org"])
+        head = result["head"]
         assert result["intact"] and result["consistent"], result["mismatches"]
+        assert head["seq"] >= 4 and result["tree"]["size"] == head["seq"]
         assert evidence.verify(session, organization_id=ids["other"])["intact"]
         later, _ = evidence.list_events(session, organization_id=ids["org"])
         assert later[:4] == events
@@ -149,7 +152,8 @@ def test_every_earlier_record_is_imported_in_one_chain_per_organization(empty_da
             actor_id=None,
             data={},
         )
-        assert appended["seq"] == result["head"]["seq"] + 1 and appended["prevHash"] == result["head"]["hash"]
+        assert appended["seq"] == head["seq"] + 1 and appended["prevHash"] == head["hash"]
+        assert evidence.verify(session, organization_id=ids["org"])["intact"]
         session.rollback()
     engine.dispose()
     assert {e["type"] for e in events + other} == {"imported"} and all(e["actorId"] is None for e in events)

@@ -14,6 +14,7 @@ from kindling import cli
 from kindling.config import Settings
 from kindling.evidence import log as evidence
 from kindling.evidence.keys import make_signer, parse_private_key
+from tests.evidence import rfc9162
 from tests.helpers import assert_envelope
 
 # A second key, as after a rotation (a fixed test seed, never used anywhere else).
@@ -248,3 +249,61 @@ def test_an_independent_verifier_agrees(client, logged):
         damaged = copy.deepcopy(bundle)
         damage(damaged)
         assert not independent_verify(damaged, key), damage.__name__
+
+
+def independent_verify_tree(bundle: dict, public_key_b64: str) -> bool:
+    """docs/evidence.md's check of a whole bundle's checkpoint: the note signed under its origin,
+    its size and root the bundle's, the root that of the RFC 9162 tree of the events' hashes."""
+    import hashlib
+
+    from cryptography.exceptions import InvalidSignature
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
+
+    key, checkpoint = base64.b64decode(public_key_b64), bundle["checkpoint"]
+    text, _, signatures = checkpoint["note"].rpartition("\n\n")
+    text += "\n"
+    origin, size, root = text.splitlines()
+    if not origin.endswith("/evidence/" + bundle["organizationId"]) or (int(size), root) != (
+        checkpoint["treeSize"],
+        checkpoint["rootHash"],
+    ):
+        return False
+    key_id = hashlib.sha256(origin.encode() + b"\n\x01" + key).digest()[:4]
+    for line in signatures.splitlines():
+        name, value = line.removeprefix("\u2014 ").split(" ")
+        raw = base64.b64decode(value)
+        if name == origin and raw[:4] == key_id:
+            try:
+                Ed25519PublicKey.from_public_bytes(key).verify(raw[4:], text.encode())
+            except InvalidSignature:
+                return False
+            break
+    else:
+        return False
+    leaves = [bytes.fromhex(event["hash"]) for event in bundle["events"]]
+    return int(size) == len(leaves) and base64.b64encode(rfc9162.mth(leaves)).decode() == root
+
+
+def test_an_independent_verifier_agrees_on_the_tree(client, logged, tmp_path, capsys):
+    key = current_key(client)
+    bundle = export(client, logged)
+    assert independent_verify_tree(bundle, key)
+    code, output = run_verify(tmp_path, capsys, bundle, key)
+    assert code == 0 and "its tree of 5 leaves has the root of its checkpoint note" in output
+    damaged = copy.deepcopy(bundle)
+    dropped_last(damaged)
+    assert not independent_verify_tree(damaged, key)
+    damaged = copy.deepcopy(bundle)
+    damaged["events"][0]["hash"] = "0" * 64
+    assert not independent_verify_tree(damaged, key)
+
+
+def test_a_bundle_of_before_checkpoints_were_notes_still_verifies(client, logged, tmp_path, capsys, runtime):
+    """Bundles signed before this release have six members; they verify as they did."""
+    from kindling.evidence.chain import signed_bytes
+
+    bundle = export(client, logged)
+    del bundle["checkpoint"]
+    bundle["signature"]["value"] = runtime.signer.sign(signed_bytes(bundle))
+    code, output = run_verify(tmp_path, capsys, bundle, current_key(client))
+    assert code == 0 and "no checkpoint of its tree" in output, output

@@ -17,6 +17,7 @@ from kindling.evidence.models import EvidenceEvent
 from kindling.kindness import acts as kindness
 from kindling.kindness.models import KindnessAct
 from kindling.volunteering.models import CheckIn
+from tests.evidence import rfc9162
 from tests.factories import donations as payments
 from tests.factories.principals import principal
 from tests.factories.volunteering import CENTRE, north_of
@@ -230,9 +231,12 @@ def test_the_chain_links_every_event_to_the_one_before(client, logged):
     assert verified == {
         "intact": True,
         "consistent": True,
+        "checkpointsConsistent": True,
         "events": 7,
         "head": {"seq": 7, "hash": events[-1]["hash"]},
+        "tree": {"size": 7, "rootHash": rfc9162.b64(rfc9162.mth(rfc9162.event_leaves(events)))},
         "firstBrokenSeq": None,
+        "firstInconsistentCheckpoint": None,
         "mismatches": [],
         "mismatchCount": 0,
     }
@@ -244,9 +248,12 @@ def test_an_organization_without_events_verifies_empty(db):
     assert evidence.verify(db, organization_id=organization.id) == {
         "intact": True,
         "consistent": True,
+        "checkpointsConsistent": True,
         "events": 0,
         "head": {"seq": 0, "hash": GENESIS_HASH},
+        "tree": {"size": 0, "rootHash": rfc9162.b64(hashlib.sha256(b"").digest())},
         "firstBrokenSeq": None,
+        "firstInconsistentCheckpoint": None,
         "mismatches": [],
         "mismatchCount": 0,
     }
@@ -403,11 +410,13 @@ def test_a_deleted_last_event_is_found(client, logged, tamper):
 
 
 def test_the_service_only_ever_inserts_into_the_log(client, make, db, runtime):
-    statements = []
+    statements, tree_statements = [], []
 
     def record(_conn, _cursor, statement, _params, _context, _executemany):
         if "evidence_events" in statement:
             statements.append(statement.split(None, 1)[0].upper())
+        if "evidence_tree_nodes" in statement:
+            tree_statements.append(statement.split(None, 1)[0].upper())
 
     connection = db.connection()
     event.listen(connection.engine, "before_cursor_execute", record)
@@ -425,6 +434,8 @@ def test_the_service_only_ever_inserts_into_the_log(client, make, db, runtime):
     # The two people's joining, the act, its level-2 confirmation, its change, the check-in, its check-out.
     assert statements.count("INSERT") == 7
     assert set(statements) == {"INSERT", "SELECT"}
+    # The tree too: one insert per append, after one read of the frontier it extends.
+    assert tree_statements.count("INSERT") == 5 and set(tree_statements) == {"INSERT", "SELECT"}
 
 
 def postgresql_only(db):
@@ -457,3 +468,21 @@ def test_postgresql_refuses_to_change_or_remove_events(db, logged, statement):
         )
         == 7
     )
+
+
+@pytest.mark.parametrize(
+    "statement",
+    [
+        "UPDATE evidence_tree_nodes SET hash = hash WHERE organization_id = :org",
+        "DELETE FROM evidence_tree_nodes WHERE organization_id = :org",
+        "TRUNCATE evidence_tree_nodes",
+    ],
+)
+def test_postgresql_refuses_to_change_or_remove_tree_nodes(db, logged, statement):
+    postgresql_only(db)
+    savepoint = db.begin_nested()
+    with pytest.raises(Exception) as refused:
+        db.execute(text(statement), {"org": logged.organization_id})
+    savepoint.rollback()
+    assert "the evidence log is append-only" in str(refused.value)
+    assert getattr(refused.value.orig, "pgcode", None) == "42501"

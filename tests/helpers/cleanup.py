@@ -14,11 +14,12 @@ from kindling.kindness.models import KindnessAct, KindnessRecipientTally, Kindne
 
 
 def forget_evidence(db: Session, organization_id: str) -> None:
-    """Delete the organization's events and head in `db`'s transaction. On PostgreSQL the log's
-    trigger refuses DELETE; the test's superuser sets it aside for this transaction only."""
+    """Delete the organization's events, head, tree and checkpoints in `db`'s transaction. On
+    PostgreSQL the log's triggers refuse DELETE; the test's superuser sets them aside for this
+    transaction only."""
     if db.get_bind().dialect.name == "postgresql":
         db.execute(text("SET LOCAL session_replication_role = replica"))
-    for table in ("evidence_events", "evidence_heads"):
+    for table in ("evidence_events", "evidence_heads", "evidence_tree_nodes", "evidence_checkpoints"):
         db.execute(text(f"DELETE FROM {table} WHERE organization_id = :id"), {"id": organization_id})
     if db.get_bind().dialect.name == "postgresql":
         db.execute(text("SET LOCAL session_replication_role = origin"))

@@ -11,7 +11,9 @@ from kindling.web.runtime import db, runtime
 
 def get_report(framework: str, token_info: dict, period: str):
     caller = access.principal(token_info)
-    report, _ = exports.checked_report(db(), organization_id=caller.member_of, framework_id=framework, period=period)
+    report, _ = exports.checked_report(
+        db(), runtime().signer, organization_id=caller.member_of, framework_id=framework, period=period
+    )
     return {"data": exports.report_document(report)}, 200
 
 

@@ -65,3 +65,13 @@ def list_checkpoints(token_info: dict, cursor: str | None = None, limit: int = 1
 
 def list_keys():
     return {"data": runtime().signer.listed_keys()}, 200
+
+
+def inclusion_proof(token_info: dict, seq: int, tree_size: int | None = None):
+    caller = access.principal(token_info)
+    return evidence.inclusion_proof(db(), organization_id=caller.member_of, seq=seq, tree_size=tree_size), 200
+
+
+def consistency_proof(token_info: dict, from_: int, to: int | None = None):
+    caller = access.principal(token_info)
+    return evidence.consistency_proof(db(), organization_id=caller.member_of, old=from_, new=to), 200

@@ -1,7 +1,7 @@
 """members and giving requests reconciled with the log
 
-Revision ID: 0025
-Revises: 0024
+Revision ID: 0029
+Revises: 0025
 
 Verification now also reconciles membership and giving requests with the log (docs/evidence.md).
 Each person of an organization whose log holds no `member.joined` (everyone who joined before
@@ -22,8 +22,8 @@ import json
 import sqlalchemy as sa
 from alembic import op
 
-revision = "0025"
-down_revision = "0024"
+revision = "0029"
+down_revision = "0025"
 branch_labels = None
 depends_on = None
 
