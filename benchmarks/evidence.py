@@ -45,7 +45,6 @@ import tempfile
 import time
 import uuid
 
-import psycopg2.extensions
 from sqlalchemy import text
 from sqlalchemy.orm import Session
 
