@@ -1,0 +1,235 @@
+"""The three requests Slack sends: slash commands, interactions and events (docs/decisions.md §22).
+
+Each is verified before anything in it is read, refused unless its team is installed here, and
+acted on once. Each is answered at once: what needs Slack's Web API goes to the worker
+(kindling/slack/jobs.py), except opening the Recognize modal, whose trigger lasts 3 s.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+import urllib.parse
+from collections.abc import Mapping
+
+from sqlalchemy.orm import Session
+
+from kindling.config import Settings
+from kindling.errors import BadRequest
+from kindling.platform.cache import Cache
+from kindling.slack import blocks, installation, jobs, recognition, signed_requests, web_api
+from kindling.slack.models import SlackInstallation
+
+log = logging.getLogger(__name__)
+
+COMMAND = "/kindness"
+DEFAULT_CATEGORY = "peer_recognition"
+MAX_DESCRIPTION = 2000
+# `<@U123>` or `<@U123|alice>`: how Slack writes a mention when the command escapes users.
+_MENTION = re.compile(r"\s*<@([UW][A-Z0-9]{1,30})(?:\|[^>]*)?>\s*(.*)", re.DOTALL)
+_HASHTAG = re.compile(r"(?:^|\s)#([a-z_]+)\s*$")
+USAGE = (
+    "Usage: `/kindness @someone what they did #category`, where the category is one of "
+    + ", ".join(f"`#{name}`" for name in blocks.CATEGORY_NAMES)
+    + f" (`#{DEFAULT_CATEGORY}` when none is given)."
+)
+
+
+def _form(body: bytes) -> dict[str, str]:
+    try:
+        fields = urllib.parse.parse_qs(body.decode(), keep_blank_values=True, strict_parsing=False)
+    except UnicodeDecodeError:
+        raise BadRequest("The body is not a form", code="invalid_payload") from None
+    return {name: values[0] for name, values in fields.items()}
+
+
+def receive_command(db: Session, *, settings: Settings, body: bytes, headers: Mapping[str, str]) -> dict:
+    """A `/kindness` command: checked now, recorded by the worker; the immediate ephemeral answer."""
+    signed_requests.verify(settings=settings, body=body, headers=headers)
+    form = _form(body)
+    found = signed_requests.installation_for(db, form.get("team_id"))
+    if not signed_requests.first_seen(db, headers=headers):
+        return blocks.ephemeral("Already received.")
+    if form.get("command", COMMAND) != COMMAND:
+        return blocks.ephemeral(f"Kindling answers {COMMAND} only.")
+    parsed = parse_command(form.get("text", ""))
+    if isinstance(parsed, str):
+        return blocks.ephemeral(parsed)
+    recipient, description, category = parsed
+    sender = form.get("user_id", "")
+    if recipient == sender:
+        return blocks.ephemeral("Nothing was recorded: you cannot recognize yourself.")
+    jobs.enqueue(
+        db,
+        team_id=found.team_id,
+        kind=jobs.RECORD,
+        payload={
+            "senderSlackId": sender,
+            "recipientSlackId": recipient,
+            "description": description,
+            "category": category,
+            "responseUrl": form.get("response_url") or None,
+        },
+    )
+    return blocks.ephemeral(f"Recording your recognition of <@{recipient}>…")
+
+
+def parse_command(text: str) -> tuple[str, str, str] | str:
+    """`(recipient Slack id, description, category)` of a command's text, or what is wrong with it."""
+    mention = _MENTION.fullmatch(text)
+    if mention is None:
+        return "Say whom you recognize first, with an @mention. " + USAGE
+    recipient, rest = mention.groups()
+    category = DEFAULT_CATEGORY
+    tag = _HASHTAG.search(rest)
+    if tag is not None:
+        if tag.group(1) not in blocks.CATEGORY_NAMES:
+            return f"`#{tag.group(1)}` is not a category. " + USAGE
+        category, rest = tag.group(1), rest[: tag.start()]
+    # Slack escapes these three in a command's text; the act keeps what the person typed.
+    description = rest.strip().replace("&lt;", "<").replace("&gt;", ">").replace("&amp;", "&")
+    if not description:
+        return "Say what they did. " + USAGE
+    if len(description) > MAX_DESCRIPTION:
+        return f"The description is {len(description)} characters long; at most {MAX_DESCRIPTION} fit."
+    return recipient, description, category
+
+
+def receive_interaction(
+    db: Session, cache: Cache, *, settings: Settings, body: bytes, headers: Mapping[str, str]
+) -> dict | None:
+    """A button click, the Recognize shortcut or the modal's submission; the answer's body, if any."""
+    signed_requests.verify(settings=settings, body=body, headers=headers)
+    try:
+        payload = json.loads(_form(body).get("payload", ""))
+    except ValueError:
+        raise BadRequest("The form's payload is not JSON", code="invalid_payload") from None
+    if not isinstance(payload, dict):
+        raise BadRequest("The form's payload is not an object", code="invalid_payload")
+    team = payload.get("team") if isinstance(payload.get("team"), dict) else {}
+    found = signed_requests.installation_for(db, team.get("id") or (payload.get("user") or {}).get("team_id"))
+    if not signed_requests.first_seen(db, headers=headers):
+        return None
+    user = payload.get("user") if isinstance(payload.get("user"), dict) else {}
+    slack_id = user.get("id")
+    if not isinstance(slack_id, str):
+        raise BadRequest("The interaction names no user", code="invalid_payload")
+    kind = payload.get("type")
+    if kind == "block_actions":
+        _click(db, cache, found, payload, slack_id)
+    elif kind == "message_action" and payload.get("callback_id") == blocks.RECOGNIZE:
+        _open_recognize(db, settings, found, payload, slack_id)
+    elif kind == "view_submission" and (payload.get("view") or {}).get("callback_id") == blocks.RECOGNIZE:
+        return _submit_recognize(db, found, payload, slack_id)
+    return None
+
+
+def _click(db: Session, cache: Cache, found: SlackInstallation, payload: dict, slack_id: str) -> None:
+    actions = payload.get("actions") or []
+    action = actions[0] if actions and isinstance(actions[0], dict) else {}
+    decision = action.get("action_id")
+    if decision not in (blocks.CONFIRM, blocks.DISPUTE):
+        return
+    outcome = recognition.decide_from_click(
+        db, cache, installation=found, slack_id=slack_id, act_id=action.get("value"), decision=decision
+    )
+    message = blocks.decided_message(decision) if outcome.decided else blocks.ephemeral(outcome.message)
+    _reply_later(db, found, payload, slack_id, message)
+
+
+def _reply_later(db: Session, found: SlackInstallation, payload: dict, slack_id: str, message: dict) -> None:
+    jobs.enqueue(
+        db,
+        team_id=found.team_id,
+        kind=jobs.REPLY,
+        payload={"responseUrl": payload.get("response_url") or None, "senderSlackId": slack_id, "message": message},
+    )
+
+
+def _open_recognize(db: Session, settings: Settings, found: SlackInstallation, payload: dict, slack_id: str) -> None:
+    author = (payload.get("message") or {}).get("user")
+    if not isinstance(author, str):
+        _reply_later(db, found, payload, slack_id, blocks.ephemeral("That message has no person as its author."))
+        return
+    if author == slack_id:
+        _reply_later(db, found, payload, slack_id, blocks.ephemeral("You cannot recognize yourself."))
+        return
+    # Here, not in the worker: the trigger is good for 3 s only.
+    web = web_api.client(
+        settings.slack_api_base_url,
+        token=installation.bot_token(found, settings.secret_key or ""),
+        timeout=web_api.IN_REQUEST_SECONDS,
+    )
+    try:
+        web_api.call(
+            web,
+            "views_open",
+            trigger_id=payload.get("trigger_id"),
+            view=blocks.recognize_modal(recipient_slack_id=author),
+        )
+    except web_api.SlackUnavailable as exc:
+        log.warning("Recognize modal not opened: %s", exc)
+        _reply_later(db, found, payload, slack_id, blocks.ephemeral("Slack did not open the form in time; try again."))
+
+
+def _submit_recognize(db: Session, found: SlackInstallation, payload: dict, slack_id: str) -> dict | None:
+    view = payload.get("view") or {}
+    try:
+        recipient = json.loads(view.get("private_metadata") or "{}").get("recipient")
+    except (ValueError, AttributeError):
+        recipient = None
+    values = (view.get("state") or {}).get("values") or {}
+    category = ((values.get(blocks.CATEGORY_INPUT) or {}).get(blocks.CATEGORY_INPUT) or {}).get("selected_option") or {}
+    description = ((values.get(blocks.DESCRIPTION_INPUT) or {}).get(blocks.DESCRIPTION_INPUT) or {}).get("value")
+    description = description.strip() if isinstance(description, str) else ""
+    errors = {}
+    if category.get("value") not in blocks.CATEGORY_NAMES:
+        errors[blocks.CATEGORY_INPUT] = "Choose one of the categories."
+    if not 1 <= len(description) <= MAX_DESCRIPTION:
+        errors[blocks.DESCRIPTION_INPUT] = f"Say what they did, in 1 to {MAX_DESCRIPTION} characters."
+    if errors:
+        return {"response_action": "errors", "errors": errors}
+    if not isinstance(recipient, str):
+        raise BadRequest("The submission names no recipient", code="invalid_payload")
+    jobs.enqueue(
+        db,
+        team_id=found.team_id,
+        kind=jobs.RECORD,
+        payload={
+            "senderSlackId": slack_id,
+            "recipientSlackId": recipient,
+            "description": description,
+            "category": category["value"],
+            "responseUrl": None,
+        },
+    )
+    return None
+
+
+def receive_event(db: Session, *, settings: Settings, body: bytes, headers: Mapping[str, str]) -> dict:
+    """An Events API delivery: the URL's challenge, an uninstall, or the App Home opened."""
+    signed_requests.verify(settings=settings, body=body, headers=headers)
+    try:
+        envelope = json.loads(body)
+    except ValueError:
+        raise BadRequest("The body is not an event", code="invalid_payload") from None
+    if not isinstance(envelope, dict):
+        raise BadRequest("The body is not an event", code="invalid_payload")
+    if envelope.get("type") == "url_verification":
+        # Sent when the app's request URL is set, before any team has installed it.
+        challenge = envelope.get("challenge")
+        if not isinstance(challenge, str):
+            raise BadRequest("The challenge is missing", code="invalid_payload")
+        return {"challenge": challenge}
+    found = signed_requests.installation_for(db, envelope.get("team_id"))
+    if not signed_requests.first_seen(db, headers=headers):
+        return {"ok": True}
+    event = envelope.get("event") if isinstance(envelope.get("event"), dict) else {}
+    kind = event.get("type")
+    if kind == "app_uninstalled" or (kind == "tokens_revoked" and ((event.get("tokens") or {}).get("bot"))):
+        installation.remove_team(db, team_id=found.team_id)
+        log.info("Slack team %s uninstalled (%s)", found.team_id, kind)
+    elif kind == "app_home_opened" and event.get("tab", "home") == "home" and isinstance(event.get("user"), str):
+        jobs.enqueue(db, team_id=found.team_id, kind=jobs.HOME, payload={"slackId": event["user"]})
+    return {"ok": True}
