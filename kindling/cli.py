@@ -89,14 +89,19 @@ def _work(settings: Settings, *, once: bool) -> int:
 
 
 def _worker_tasks(settings: Settings) -> tuple:
-    """The hourly evidence checkpoints, when this process signs with the key the server lists."""
+    """The Slack app's jobs, when it is configured, and the hourly evidence checkpoints, when this
+    process signs with the key the server lists."""
     from kindling.evidence.checkpoints import Checkpointer
     from kindling.evidence.keys import embedded_key_path, make_signer
+    from kindling.slack.jobs import SlackWorker
 
+    tasks: tuple = ()
+    if settings.slack_signing_secret:
+        tasks += (lambda session_factory: SlackWorker(session_factory, settings),)
     if settings.evidence_signing_key is None and embedded_key_path(settings.database_url) is None:
-        return ()  # a key of this process only: its checkpoints would verify with no listed key
+        return tasks  # a key of this process only: its checkpoints would verify with no listed key
     signer = make_signer(settings.evidence_signing_key, settings.evidence_previous_keys, settings.database_url)
-    return (lambda session_factory: Checkpointer(session_factory, signer),)
+    return (*tasks, lambda session_factory: Checkpointer(session_factory, signer))
 
 
 def _exit(*_) -> None:

@@ -19,6 +19,7 @@ from tests import factories
 
 pytest_plugins = [
     "tests.fake_provider",
+    "tests.fake_slack",
     "tests.live",
     "tests.mail",
     "tests.openid_provider",

@@ -83,6 +83,8 @@ SLICES = {
     "donations": {"accounts", "consulting", "evidence", "volunteering", "webhooks"},
     "compliance": {"accounts", "consulting", "donations", "evidence", "kindness", "volunteering", "wellbeing"},
     "privacy": {"accounts", "donations", "evidence", "kindness", "volunteering", "wellbeing"},
+    # Slack's people are the organization's members; their acts and decisions are kindness's.
+    "slack": {"accounts", "kindness"},
 }
 # Single modules that stand above their slice: the providers' webhooks settle donations and
 # mirror accounts.

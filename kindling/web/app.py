@@ -30,7 +30,7 @@ from kindling.web.overrides.json_encoding import OrjsonJsonifier, OrjsonProvider
 from kindling.web.ratelimit import RateLimitMiddleware
 from kindling.web.requestguard import RequestGuardMiddleware
 from kindling.web.routeguard import RouteGuardMiddleware
-from kindling.web.runtime import Runtime, own_request_transactions
+from kindling.web.runtime import Runtime, keep_raw_form_bodies, own_request_transactions
 from kindling.web.scim import ScimMiddleware
 
 SPEC = pathlib.Path(__file__).parent.parent / "openapi.yaml"
@@ -106,6 +106,7 @@ def create_app(settings: Settings | None = None) -> connexion.FlaskApp:
     app.add_middleware(AuthorizationMiddleware, position=MiddlewarePosition.BEFORE_VALIDATION, operations=operations)
     errors.register(app)
     own_request_transactions(app.app, state)
+    keep_raw_form_bodies(app.app)
     return app
 
 
