@@ -84,7 +84,13 @@ class FakeSlack:
     def user(self, slack_id: str, email: str | None, **fields) -> None:
         """A person of the workspace, with this email in their profile (None: Slack shares none)."""
         profile = {"real_name": slack_id} | ({"email": email} if email else {})
-        self.users[slack_id] = {"id": slack_id, "team_id": TEAM_ID, "deleted": False, "is_bot": False, "profile": profile} | fields
+        self.users[slack_id] = {
+            "id": slack_id,
+            "team_id": TEAM_ID,
+            "deleted": False,
+            "is_bot": False,
+            "profile": profile,
+        } | fields
 
     def code(self, code: str, *, team_id: str = TEAM_ID, token: str = BOT_TOKEN) -> None:
         """An authorization code `oauth.v2.access` exchanges once for a bot token of `team_id`."""

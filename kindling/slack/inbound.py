@@ -36,6 +36,13 @@ USAGE = (
 )
 
 
+def _member(value: object, *names: str) -> object:
+    """`value[names[0]][names[1]]…` of Slack's JSON, or None where any step is not an object holding the name."""
+    for name in names:
+        value = value.get(name) if isinstance(value, dict) else None
+    return value
+
+
 def _form(body: bytes) -> dict[str, str]:
     try:
         fields = urllib.parse.parse_qs(body.decode(), keep_blank_values=True, strict_parsing=False)
@@ -107,12 +114,10 @@ def receive_interaction(
         raise BadRequest("The form's payload is not JSON", code="invalid_payload") from None
     if not isinstance(payload, dict):
         raise BadRequest("The form's payload is not an object", code="invalid_payload")
-    team = payload.get("team") if isinstance(payload.get("team"), dict) else {}
-    found = signed_requests.installation_for(db, team.get("id") or (payload.get("user") or {}).get("team_id"))
+    found = signed_requests.installation_for(db, _member(payload, "team", "id") or _member(payload, "user", "team_id"))
     if not signed_requests.first_seen(db, headers=headers):
         return None
-    user = payload.get("user") if isinstance(payload.get("user"), dict) else {}
-    slack_id = user.get("id")
+    slack_id = _member(payload, "user", "id")
     if not isinstance(slack_id, str):
         raise BadRequest("The interaction names no user", code="invalid_payload")
     kind = payload.get("type")
@@ -120,16 +125,16 @@ def receive_interaction(
         _click(db, cache, found, payload, slack_id)
     elif kind == "message_action" and payload.get("callback_id") == blocks.RECOGNIZE:
         _open_recognize(db, settings, found, payload, slack_id)
-    elif kind == "view_submission" and (payload.get("view") or {}).get("callback_id") == blocks.RECOGNIZE:
+    elif kind == "view_submission" and _member(payload, "view", "callback_id") == blocks.RECOGNIZE:
         return _submit_recognize(db, found, payload, slack_id)
     return None
 
 
 def _click(db: Session, cache: Cache, found: SlackInstallation, payload: dict, slack_id: str) -> None:
-    actions = payload.get("actions") or []
-    action = actions[0] if actions and isinstance(actions[0], dict) else {}
+    actions = payload.get("actions")
+    action = actions[0] if isinstance(actions, list) and actions and isinstance(actions[0], dict) else {}
     decision = action.get("action_id")
-    if decision not in (blocks.CONFIRM, blocks.DISPUTE):
+    if not isinstance(decision, str) or decision not in (blocks.CONFIRM, blocks.DISPUTE):
         return
     outcome = recognition.decide_from_click(
         db, cache, installation=found, slack_id=slack_id, act_id=action.get("value"), decision=decision
@@ -148,7 +153,7 @@ def _reply_later(db: Session, found: SlackInstallation, payload: dict, slack_id:
 
 
 def _open_recognize(db: Session, settings: Settings, found: SlackInstallation, payload: dict, slack_id: str) -> None:
-    author = (payload.get("message") or {}).get("user")
+    author = _member(payload, "message", "user")
     if not isinstance(author, str):
         _reply_later(db, found, payload, slack_id, blocks.ephemeral("That message has no person as its author."))
         return
@@ -174,17 +179,18 @@ def _open_recognize(db: Session, settings: Settings, found: SlackInstallation, p
 
 
 def _submit_recognize(db: Session, found: SlackInstallation, payload: dict, slack_id: str) -> dict | None:
-    view = payload.get("view") or {}
+    view = _member(payload, "view")
+    metadata = _member(view, "private_metadata")
     try:
-        recipient = json.loads(view.get("private_metadata") or "{}").get("recipient")
-    except (ValueError, AttributeError):
+        recipient = _member(json.loads(metadata), "recipient") if isinstance(metadata, str) else None
+    except ValueError:
         recipient = None
-    values = (view.get("state") or {}).get("values") or {}
-    category = ((values.get(blocks.CATEGORY_INPUT) or {}).get(blocks.CATEGORY_INPUT) or {}).get("selected_option") or {}
-    description = ((values.get(blocks.DESCRIPTION_INPUT) or {}).get(blocks.DESCRIPTION_INPUT) or {}).get("value")
+    values = _member(view, "state", "values")
+    category = _member(values, blocks.CATEGORY_INPUT, blocks.CATEGORY_INPUT, "selected_option", "value")
+    description = _member(values, blocks.DESCRIPTION_INPUT, blocks.DESCRIPTION_INPUT, "value")
     description = description.strip() if isinstance(description, str) else ""
     errors = {}
-    if category.get("value") not in blocks.CATEGORY_NAMES:
+    if category not in blocks.CATEGORY_NAMES:
         errors[blocks.CATEGORY_INPUT] = "Choose one of the categories."
     if not 1 <= len(description) <= MAX_DESCRIPTION:
         errors[blocks.DESCRIPTION_INPUT] = f"Say what they did, in 1 to {MAX_DESCRIPTION} characters."
@@ -200,7 +206,7 @@ def _submit_recognize(db: Session, found: SlackInstallation, payload: dict, slac
             "senderSlackId": slack_id,
             "recipientSlackId": recipient,
             "description": description,
-            "category": category["value"],
+            "category": category,
             "responseUrl": None,
         },
     )
@@ -225,11 +231,13 @@ def receive_event(db: Session, *, settings: Settings, body: bytes, headers: Mapp
     found = signed_requests.installation_for(db, envelope.get("team_id"))
     if not signed_requests.first_seen(db, headers=headers):
         return {"ok": True}
-    event = envelope.get("event") if isinstance(envelope.get("event"), dict) else {}
-    kind = event.get("type")
-    if kind == "app_uninstalled" or (kind == "tokens_revoked" and ((event.get("tokens") or {}).get("bot"))):
+    event = _member(envelope, "event")
+    kind = _member(event, "type")
+    if kind == "app_uninstalled" or (kind == "tokens_revoked" and _member(event, "tokens", "bot")):
         installation.remove_team(db, team_id=found.team_id)
         log.info("Slack team %s uninstalled (%s)", found.team_id, kind)
-    elif kind == "app_home_opened" and event.get("tab", "home") == "home" and isinstance(event.get("user"), str):
-        jobs.enqueue(db, team_id=found.team_id, kind=jobs.HOME, payload={"slackId": event["user"]})
+    elif kind == "app_home_opened" and _member(event, "tab") in (None, "home"):
+        user = _member(event, "user")
+        if isinstance(user, str):
+            jobs.enqueue(db, team_id=found.team_id, kind=jobs.HOME, payload={"slackId": user})
     return {"ok": True}

@@ -50,7 +50,9 @@ class Workspace:
     def person(self, slack_id: str, *, member=True, email: str | None = None, **fields):
         """A Slack user; with `member`, also a member of the organization with the same email."""
         account = self.make.member(self.admin) if member else None
-        self.slack.user(slack_id, email or (account.user.email if account else f"{slack_id.lower()}@elsewhere.test"), **fields)
+        self.slack.user(
+            slack_id, email or (account.user.email if account else f"{slack_id.lower()}@elsewhere.test"), **fields
+        )
         return account
 
     def post(self, path: str, body: bytes, content_type: str, **signing):

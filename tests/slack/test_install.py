@@ -66,9 +66,14 @@ def test_only_an_admin_installs_reads_or_uninstalls(client, make, slack):
 def test_a_bad_state_a_refused_code_and_a_declined_install_install_nothing(client, make, slack):
     workspace = Workspace(client, make, slack, None)
     assert_envelope(
-        client.get("/api/integrations/slack/callback", params={"state": "made-up", "code": "x"}), 400, "slack_state_invalid"
+        client.get("/api/integrations/slack/callback", params={"state": "made-up", "code": "x"}),
+        400,
+        "slack_state_invalid",
     )
-    for params, code in (({"code": "never-issued"}, "slack_oauth_failed"), ({"error": "access_denied"}, "slack_install_refused")):
+    for params, code in (
+        ({"code": "never-issued"}, "slack_oauth_failed"),
+        ({"error": "access_denied"}, "slack_install_refused"),
+    ):
         started = client.get("/api/integrations/slack/install", headers=workspace.admin.headers, follow_redirects=False)
         state = urllib.parse.parse_qs(urllib.parse.urlsplit(started.headers["location"]).query)["state"][0]
         assert_envelope(client.get("/api/integrations/slack/callback", params={"state": state, **params}), 400, code)

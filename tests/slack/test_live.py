@@ -80,7 +80,10 @@ def test_requests_from_slack_are_answered_within_3_s_and_the_worker_replies(
             "response_url": fake_slack.response_url("live"),
         }
         answered, took = _post(
-            server, "/integrations/slack/commands", urllib.parse.urlencode(form).encode(), "application/x-www-form-urlencoded"
+            server,
+            "/integrations/slack/commands",
+            urllib.parse.urlencode(form).encode(),
+            "application/x-www-form-urlencoded",
         )
         assert answered.status_code == 200, answered.text
         print(f"\n/kindness answered in {took * 1000:.0f} ms")
@@ -114,7 +117,9 @@ def test_requests_from_slack_are_answered_within_3_s_and_the_worker_replies(
         }
         for payload in (click, shortcut):
             body = urllib.parse.urlencode({"payload": json.dumps(payload)}).encode()
-            answered, took = _post(server, "/integrations/slack/interactions", body, "application/x-www-form-urlencoded")
+            answered, took = _post(
+                server, "/integrations/slack/interactions", body, "application/x-www-form-urlencoded"
+            )
             assert answered.status_code == 200, answered.text
             print(f"{payload['type']} answered in {took * 1000:.0f} ms")
             assert took < SLACK_WINDOW

@@ -47,7 +47,9 @@ def test_an_altered_body_or_a_missing_signature_is_401(workspace, client):
     body = _command_body(workspace)
     headers = {"Content-Type": "application/x-www-form-urlencoded", **slack_headers(body)}
     altered = body.replace(b"thanks", b"thankz")
-    assert_envelope(client.post("/integrations/slack/commands", content=altered, headers=headers), 401, "invalid_signature")
+    assert_envelope(
+        client.post("/integrations/slack/commands", content=altered, headers=headers), 401, "invalid_signature"
+    )
     unsigned = {"Content-Type": "application/x-www-form-urlencoded", "X-Slack-Signature": "v0=00"}
     assert client.post("/integrations/slack/commands", content=body, headers=unsigned).status_code in (400, 401)
     assert _jobs(workspace.make.db) == 0
@@ -72,7 +74,11 @@ def test_a_replayed_request_records_nothing_more(workspace, client):
 
 
 def test_the_events_url_verification_is_answered(slack, workspace):
-    challenge = {"token": "legacy", "challenge": "3eZbrw1aBm2rZgRNFdxV2595E9CY3gmdALWMmHkvFXO7tYXAYM8P", "type": "url_verification"}
+    challenge = {
+        "token": "legacy",
+        "challenge": "3eZbrw1aBm2rZgRNFdxV2595E9CY3gmdALWMmHkvFXO7tYXAYM8P",
+        "type": "url_verification",
+    }
     response = workspace.event(envelope=challenge)
     assert response.status_code == 200 and response.json() == {"challenge": challenge["challenge"]}
     assert_envelope(workspace.event(envelope=challenge, secret="wrong"), 401, "invalid_signature")
