@@ -18,6 +18,7 @@ from sqlalchemy.orm import Session
 from kindling.config import Settings
 from kindling.errors import BadRequest
 from kindling.platform.cache import Cache
+from kindling.platform.storable_text import carries_unstorable_text
 from kindling.slack import blocks, installation, jobs, recognition, signed_requests, web_api
 from kindling.slack.models import SlackInstallation
 
@@ -64,7 +65,9 @@ def receive_command(db: Session, *, settings: Settings, body: bytes, headers: Ma
     if isinstance(parsed, str):
         return blocks.ephemeral(parsed)
     recipient, description, category = parsed
-    sender = form.get("user_id", "")
+    sender = form.get("user_id")
+    if not sender:
+        raise BadRequest("The command names no user", code="invalid_payload")
     if recipient == sender:
         return blocks.ephemeral("Nothing was recorded: you cannot recognize yourself.")
     jobs.enqueue(
@@ -98,6 +101,8 @@ def parse_command(text: str) -> tuple[str, str, str] | str:
     description = rest.strip().replace("&lt;", "<").replace("&gt;", ">").replace("&amp;", "&")
     if not description:
         return "Say what they did. " + USAGE
+    if carries_unstorable_text(description):
+        return "The description holds a character Kindling cannot store (NUL, or half of a surrogate pair)."
     if len(description) > MAX_DESCRIPTION:
         return f"The description is {len(description)} characters long; at most {MAX_DESCRIPTION} fit."
     return recipient, description, category
@@ -190,6 +195,8 @@ def _submit_recognize(db: Session, found: SlackInstallation, payload: dict, slac
     description = _member(values, blocks.DESCRIPTION_INPUT, blocks.DESCRIPTION_INPUT, "value")
     description = description.strip() if isinstance(description, str) else ""
     errors = {}
+    if carries_unstorable_text(description):
+        description = ""
     if category not in blocks.CATEGORY_NAMES:
         errors[blocks.CATEGORY_INPUT] = "Choose one of the categories."
     if not 1 <= len(description) <= MAX_DESCRIPTION:

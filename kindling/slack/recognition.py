@@ -32,9 +32,16 @@ class Unmatched(Exception):
 
 def member_of(db: Session, web: WebClient, *, installation: SlackInstallation, slack_id: str) -> Principal:
     """The active member of the installation's organization that the Slack user `slack_id` is; Unmatched otherwise."""
-    answer = web_api.call(web, "users_info", user=slack_id)
-    user = answer.get("user") or {}
     who = f"<@{slack_id}>"
+    try:
+        answer = web_api.call(web, "users_info", user=slack_id)
+    except web_api.SlackUnavailable as exc:
+        if exc.error in ("user_not_found", "user_not_visible"):
+            raise Unmatched(f"Slack knows no user {who} in this workspace") from None
+        raise
+    user = answer.get("user")
+    if not isinstance(user, dict):
+        user = {}
     if user.get("is_bot") or user.get("deleted"):
         raise Unmatched(f"{who} is a bot or a deactivated Slack account, not a member")
     email = (user.get("profile") or {}).get("email")

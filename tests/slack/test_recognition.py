@@ -9,7 +9,8 @@ from sqlalchemy import select
 
 from kindling.evidence.models import EvidenceEvent
 from kindling.kindness.models import KindnessAct
-from kindling.slack import inbound
+from kindling.slack import inbound, jobs
+from kindling.slack.models import SlackJob
 
 
 def _recorded(workspace, slack_sender="U0ALICE", slack_recipient="U0BOB", text="thanks for covering my shift"):
@@ -254,14 +255,19 @@ def test_slack_failing_is_tried_again_without_recording_twice(workspace, slack):
     workspace.run_jobs()
     assert len(workspace.acts(alice)) == 1 and slack.replies == []
     del slack.failing["chat.postMessage"]
-    from kindling.slack.models import SlackJob
-
     job = workspace.make.db.scalars(select(SlackJob)).one()
     assert job.status == "pending" and job.attempts == 1 and "ratelimited" in job.last_error
-    from kindling.slack import jobs
-
     jobs.run_due(
         workspace.runtime.session_factory, workspace.runtime.settings, workspace.runtime.cache, now=job.next_attempt_at
     )
     assert len(workspace.acts(alice)) == 1
     assert len(slack.calls_of("chat.postMessage")) == 2 and len(slack.replies) == 1
+
+
+def test_a_user_slack_does_not_know_is_unmatched_at_once_not_retried(workspace, slack):
+    workspace.person("U0ALICE")
+    workspace.command("U0ALICE", "<@U0GHOST> thanks")
+    workspace.run_jobs()
+    [(_, reply)] = slack.replies
+    assert "Slack knows no user <@U0GHOST>" in reply["text"]
+    assert workspace.make.db.scalars(select(SlackJob.status)).all() == ["done"]
