@@ -21,6 +21,7 @@ from kindling.kindness.models import KindnessAct
 from kindling.kindness.verification_models import Attestation, VerificationDecision
 from kindling.platform.base import utcnow
 from kindling.platform.database import truncate_write_ahead_log
+from kindling.slack import recognition as slack
 from kindling.volunteering.models import CheckIn, VolunteerOpportunity
 from kindling.wellbeing.models import WellbeingResponse
 
@@ -223,6 +224,8 @@ def erase(db: Session, *, organization_id: str, user_id: str, actor_id: str) -> 
     # The directory's copy of the person (names, emails, the resource as sent) and their groups.
     db.execute(delete(GroupMembership).where(GroupMembership.user_id == user.id))
     db.execute(delete(ScimUser).where(ScimUser.user_id == user.id))
+    # Their Slack user id, kept with the acts recorded from Slack, names them there.
+    slack.forget_person(db, user_id=user.id)
     _remove_what_they_wrote(db, user_id=user.id)
     db.flush()
     evidence.append(

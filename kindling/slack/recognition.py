@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 
 from slack_sdk import WebClient
+from sqlalchemy import delete, or_, select
 from sqlalchemy.orm import Session
 
 from kindling.accounts import members
@@ -18,6 +19,7 @@ from kindling.accounts.models import Organization, User
 from kindling.errors import ApiError
 from kindling.kindness import acts as kindness
 from kindling.kindness import verification
+from kindling.kindness.models import KindnessAct
 from kindling.platform.access import Principal
 from kindling.platform.cache import Cache
 from kindling.slack import web_api
@@ -138,3 +140,9 @@ def decide_from_click(
     except ApiError as refused:  # already decided, or a rule of level 2 the click does not meet
         return ClickOutcome(False, refused.message)
     return ClickOutcome(True, "")
+
+
+def forget_person(db: Session, *, user_id: str) -> None:
+    """Drop the Slack user ids kept with the acts a person sent or received (their erasure, docs/decisions.md §15)."""
+    theirs = select(KindnessAct.id).where(or_(KindnessAct.user_id == user_id, KindnessAct.recipient_id == user_id))
+    db.execute(delete(SlackAct).where(SlackAct.act_id.in_(theirs)))

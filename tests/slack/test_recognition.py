@@ -10,7 +10,7 @@ from sqlalchemy import select
 from kindling.evidence.models import EvidenceEvent
 from kindling.kindness.models import KindnessAct
 from kindling.slack import inbound, jobs
-from kindling.slack.models import SlackJob
+from kindling.slack.models import SlackAct, SlackJob
 
 
 def _recorded(workspace, slack_sender="U0ALICE", slack_recipient="U0BOB", text="thanks for covering my shift"):
@@ -271,3 +271,12 @@ def test_a_user_slack_does_not_know_is_unmatched_at_once_not_retried(workspace, 
     [(_, reply)] = slack.replies
     assert "Slack knows no user <@U0GHOST>" in reply["text"]
     assert workspace.make.db.scalars(select(SlackJob.status)).all() == ["done"]
+
+
+def test_an_erasure_drops_the_slack_ids_kept_with_the_persons_acts(workspace, client):
+    _alice, bob, act = _recorded(workspace)
+    assert workspace.make.db.get(SlackAct, act["id"]) is not None
+    erased = client.post(f"/api/organization/members/{bob.user.id}/erase", headers=workspace.admin.headers)
+    assert erased.status_code == 200, erased.text
+    workspace.make.db.expire_all()
+    assert workspace.make.db.get(SlackAct, act["id"]) is None
