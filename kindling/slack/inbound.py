@@ -70,6 +70,29 @@ def receive_command(db: Session, *, settings: Settings, body: bytes, headers: Ma
         raise BadRequest("The command names no user", code="invalid_payload")
     if recipient == sender:
         return blocks.ephemeral("Nothing was recorded: you cannot recognize yourself.")
+    _record_later(
+        db,
+        found,
+        sender=sender,
+        recipient=recipient,
+        description=description,
+        category=category,
+        response_url=form.get("response_url") or None,
+    )
+    return blocks.ephemeral(f"Recording your recognition of <@{recipient}>…")
+
+
+def _record_later(
+    db: Session,
+    found: SlackInstallation,
+    *,
+    sender: str,
+    recipient: str,
+    description: str,
+    category: str,
+    response_url: str | None,
+) -> None:
+    """Leave the act to the worker: it matches both people, records it and tells them."""
     jobs.enqueue(
         db,
         team_id=found.team_id,
@@ -79,10 +102,9 @@ def receive_command(db: Session, *, settings: Settings, body: bytes, headers: Ma
             "recipientSlackId": recipient,
             "description": description,
             "category": category,
-            "responseUrl": form.get("response_url") or None,
+            "responseUrl": response_url,
         },
     )
-    return blocks.ephemeral(f"Recording your recognition of <@{recipient}>…")
 
 
 def parse_command(text: str) -> tuple[str, str, str] | str:
@@ -197,25 +219,17 @@ def _submit_recognize(db: Session, found: SlackInstallation, payload: dict, slac
     errors = {}
     if carries_unstorable_text(description):
         description = ""
-    if category not in blocks.CATEGORY_NAMES:
+    chosen = category if isinstance(category, str) and category in blocks.CATEGORY_NAMES else None
+    if chosen is None:
         errors[blocks.CATEGORY_INPUT] = "Choose one of the categories."
     if not 1 <= len(description) <= MAX_DESCRIPTION:
         errors[blocks.DESCRIPTION_INPUT] = f"Say what they did, in 1 to {MAX_DESCRIPTION} characters."
-    if errors:
+    if errors or chosen is None:
         return {"response_action": "errors", "errors": errors}
     if not isinstance(recipient, str):
         raise BadRequest("The submission names no recipient", code="invalid_payload")
-    jobs.enqueue(
-        db,
-        team_id=found.team_id,
-        kind=jobs.RECORD,
-        payload={
-            "senderSlackId": slack_id,
-            "recipientSlackId": recipient,
-            "description": description,
-            "category": category,
-            "responseUrl": None,
-        },
+    _record_later(
+        db, found, sender=slack_id, recipient=recipient, description=description, category=chosen, response_url=None
     )
     return None
 

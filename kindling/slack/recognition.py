@@ -16,6 +16,7 @@ from sqlalchemy.orm import Session
 
 from kindling.accounts import members
 from kindling.accounts.models import Organization, User
+from kindling.accounts.sessions import principal_of
 from kindling.errors import ApiError
 from kindling.kindness import acts as kindness
 from kindling.kindness import verification
@@ -56,17 +57,7 @@ def member_of(db: Session, web: WebClient, *, installation: SlackInstallation, s
         raise Unmatched(f"Nobody in {name} on Kindling has the email address of {who}'s Slack profile")
     if not member.active or member.erased_at is not None:
         raise Unmatched(f"{who}'s Kindling account in {name} is deactivated")
-    return _principal(member)
-
-
-def _principal(user: User) -> Principal:
-    return Principal(
-        user_id=user.id,
-        account_type=user.account_type,
-        organization_id=user.organization_id,
-        role=user.role,
-        session_id=None,
-    )
+    return principal_of(member)
 
 
 def record_act(
@@ -132,7 +123,7 @@ def decide_from_click(
             verification.decide(
                 db,
                 cache,
-                caller=_principal(recipient),
+                caller=principal_of(recipient),
                 act_id=slack_act.act_id,
                 level=REQUESTED_LEVEL,
                 decision=decision,
