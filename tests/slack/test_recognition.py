@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
+import time
 
 import pytest
 from sqlalchemy import select
@@ -280,3 +282,43 @@ def test_an_erasure_drops_the_slack_ids_kept_with_the_persons_acts(workspace, cl
     assert erased.status_code == 200, erased.text
     workspace.make.db.expire_all()
     assert workspace.make.db.get(SlackAct, act["id"]) is None
+
+
+def test_a_shortcut_whose_modal_slack_opens_too_late_is_told_to_try_again(workspace, slack):
+    slack.delays["views.open"] = 2.5
+    shortcut = {
+        "type": "message_action",
+        "callback_id": "recognize",
+        "trigger_id": "1.2.3",
+        "user": {"id": "U0CAROL"},
+        "message": {"user": "U0DAVE", "text": "hello"},
+        "response_url": slack.response_url("shortcut"),
+    }
+    started = time.perf_counter()
+    assert workspace.interaction(shortcut).status_code == 200
+    assert time.perf_counter() - started < 3
+    slack.delays.clear()
+    workspace.run_jobs()
+    assert "try again" in slack.replies[-1][1]["text"]
+
+
+def test_work_queued_for_a_workspace_uninstalled_meanwhile_is_dropped(workspace, slack, client):
+    workspace.person("U0ALICE")
+    workspace.person("U0BOB")
+    workspace.command("U0ALICE", "<@U0BOB> thanks")
+    assert client.delete("/api/integrations/slack", headers=workspace.admin.headers).status_code == 204
+    slack.calls.clear()
+    assert workspace.run_jobs() == 1
+    assert workspace.make.db.scalars(select(KindnessAct)).all() == [] and slack.calls == [] and slack.replies == []
+    assert workspace.make.db.scalars(select(SlackJob.status)).all() == ["done"]
+
+
+def test_a_response_url_is_held_to_the_outbound_destination_rules(workspace, slack, runtime, monkeypatch):
+    # The Web API is the operator's setting (here on loopback); a response_url comes in a request.
+    monkeypatch.setattr(runtime, "settings", dataclasses.replace(runtime.settings, webhook_allow_private_urls=False))
+    alice = workspace.person("U0ALICE")
+    workspace.person("U0BOB")
+    workspace.command("U0ALICE", "<@U0BOB> thanks")
+    workspace.run_jobs()
+    assert len(workspace.acts(alice)) == 1 and len(slack.calls_of("chat.postMessage")) == 1
+    assert slack.replies == []
