@@ -71,6 +71,8 @@ class Workspace:
                 "api_app_id": "A0KINDLING",
                 "response_url": self.slack.response_url(f"command-{user_id}"),
                 "trigger_id": "1.2.3",
+                # A field the contract does not name: Slack adds some over time, and they are accepted.
+                "is_ext_shared_channel": "false",
             }
         ).encode()
         return self.post("/integrations/slack/commands", body, "application/x-www-form-urlencoded", **signing)
