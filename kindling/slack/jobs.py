@@ -96,7 +96,11 @@ def _claim(session_factory: sessionmaker[Session], *, now: dt.datetime) -> list[
             .values(claim_token=token, locked_until=now + LEASE, attempts=SlackJob.attempts + 1)
             .execution_options(synchronize_session=False)
         )
-        return [(job_id, token) for job_id in db.scalars(select(SlackJob.id).where(SlackJob.claim_token == token))]
+        # Run in the order they were left: a reply to a click comes after the act it answers.
+        claimed = (
+            select(SlackJob.id).where(SlackJob.claim_token == token).order_by(SlackJob.next_attempt_at, SlackJob.id)
+        )
+        return [(job_id, token) for job_id in db.scalars(claimed)]
 
 
 class _Retry(Exception):
