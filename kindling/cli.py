@@ -105,15 +105,19 @@ def _work(settings: Settings, *, once: bool) -> int:
 
 
 def _worker_tasks(settings: Settings) -> tuple:
-    """The rewrite of the tables erasures changed (PostgreSQL), and the evidence checkpoints of
-    growing logs when this process signs with the key the server lists."""
+    """The rewrite of the tables erasures changed (PostgreSQL), the Slack app's jobs when it is
+    configured, and the evidence checkpoints of growing logs when this process signs with the key
+    the server lists."""
     from kindling.evidence.checkpoints import Checkpointer
     from kindling.evidence.keys import embedded_key_path, make_signer
     from kindling.privacy.storage import StorageCleaner
+    from kindling.slack.jobs import SlackWorker
 
     tasks: tuple = ()
     if settings.database_url.startswith("postgresql"):
         tasks += (lambda session_factory: StorageCleaner(session_factory, settings.database_url),)
+    if settings.slack_signing_secret:
+        tasks += (lambda session_factory: SlackWorker(session_factory, settings),)
     if settings.evidence_signing_key is None and embedded_key_path(settings.database_url) is None:
         return tasks  # a key of this process only: its checkpoints would verify with no listed key
     signer = make_signer(

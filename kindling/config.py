@@ -17,6 +17,7 @@ LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
 DEFAULT_DATABASE_URL = "sqlite:///kindling.db"
 DEFAULT_AI_PROVIDER_BASE_URL = "https://api.openai.com/v1"
 DEFAULT_AI_PROVIDER_MODEL = "gpt-4o-mini"
+DEFAULT_SLACK_API_BASE_URL = "https://slack.com/api/"
 
 
 class ConfigError(ValueError):
@@ -56,6 +57,12 @@ class Settings:
     mail_from: str | None = None
     # Seconds the mail server has to answer each step; tests shorten it, so it is not read from the environment.
     mail_timeout: float = 10.0
+    # The Slack app (docs/decisions.md §17): its OAuth client, the secret Slack signs requests
+    # with, and the Web API it calls (tests point it at a fake Slack on loopback).
+    slack_client_id: str | None = None
+    slack_client_secret: str | None = None
+    slack_signing_secret: str | None = None
+    slack_api_base_url: str = DEFAULT_SLACK_API_BASE_URL
     # Check every response against openapi.yaml. The test suite turns it on; it is not read from
     # the environment, since a production server should not spend its time on it.
     validate_responses: bool = False
@@ -138,6 +145,7 @@ class Settings:
             if environment == "production" and not public_url.startswith("https://"):
                 raise ConfigError("PUBLIC_URL must use https when ENVIRONMENT=production")
         smtp_url, mail_from = _mail(text, public_url)
+        slack = _slack(text, secret_key=secret_key, public_url=public_url, production=environment == "production")
         return cls(
             database_url=database_url,
             redis_url=redis_url,
@@ -159,6 +167,7 @@ class Settings:
             evidence_previous_keys=previous_keys,
             smtp_url=smtp_url,
             mail_from=mail_from,
+            **slack,
             api_docs=_flag(env, "API_DOCS", default=environment in ("development", "test")),
             dns_nameservers=_nameservers(text("DNS_NAMESERVERS", "")),
         )
@@ -211,6 +220,40 @@ def _mail(text, public_url: str | None) -> tuple[str | None, str | None]:
     if public_url is None:
         raise ConfigError("PUBLIC_URL (where the /attest links in attestation mails point) is required with SMTP_URL")
     return smtp_url, mail_from
+
+
+def _slack(text, *, secret_key: str | None, public_url: str | None, production: bool) -> dict:
+    """The Slack app's settings, checked together: all three credentials or none, with what installing needs."""
+    credentials = {
+        "SLACK_CLIENT_ID": text("SLACK_CLIENT_ID"),
+        "SLACK_CLIENT_SECRET": text("SLACK_CLIENT_SECRET"),
+        "SLACK_SIGNING_SECRET": text("SLACK_SIGNING_SECRET"),
+    }
+    base_url = text("SLACK_API_BASE_URL", DEFAULT_SLACK_API_BASE_URL)
+    if not re.fullmatch(r"https?://[^/?#@\s]+(/[^?#\s]*)?", base_url):
+        raise ConfigError("SLACK_API_BASE_URL must be an http(s) URL without query, fragment or credentials")
+    if production and not base_url.startswith("https://"):
+        raise ConfigError("SLACK_API_BASE_URL must use https when ENVIRONMENT=production")
+    given = [name for name, value in credentials.items() if value is not None]
+    if given and len(given) < len(credentials):
+        missing = ", ".join(name for name in credentials if name not in given)
+        raise ConfigError(
+            f"The Slack app needs SLACK_CLIENT_ID, SLACK_CLIENT_SECRET and SLACK_SIGNING_SECRET; {missing} missing"
+        )
+    if given and (secret_key is None or len(secret_key) < 32):
+        raise ConfigError(
+            "SECRET_KEY of at least 32 characters is required with the Slack app: bot tokens are sealed under it"
+        )
+    if given and public_url is None:
+        raise ConfigError(
+            "PUBLIC_URL (Slack's OAuth redirect and request URLs point to it) is required with the Slack app"
+        )
+    return {
+        "slack_client_id": credentials["SLACK_CLIENT_ID"],
+        "slack_client_secret": credentials["SLACK_CLIENT_SECRET"],
+        "slack_signing_secret": credentials["SLACK_SIGNING_SECRET"],
+        "slack_api_base_url": base_url if base_url.endswith("/") else base_url + "/",
+    }
 
 
 def _flag(env: Mapping[str, str], name: str, *, default: bool = False) -> bool:

@@ -20,6 +20,7 @@ from tests import factories
 pytest_plugins = [
     "tests.dns_server",
     "tests.fake_provider",
+    "tests.fake_slack",
     "tests.live",
     "tests.mail",
     "tests.openid_provider",

@@ -11,6 +11,8 @@ import pytest
 
 from kindling.config import ConfigError, Settings
 
+SLACK = {"SLACK_CLIENT_ID": "1.2", "SLACK_CLIENT_SECRET": "c", "SLACK_SIGNING_SECRET": "s"}
+
 
 def test_zero_configuration_is_embedded():
     settings = Settings.from_env({})
@@ -79,12 +81,41 @@ def test_api_docs_are_served_in_development_and_only_when_asked_in_production(en
         ({"DNS_NAMESERVERS": "10.0.0.53:65536"}, "DNS_NAMESERVERS"),
         ({"DNS_NAMESERVERS": "[2001:db8::53]5353"}, "DNS_NAMESERVERS"),
         ({"DNS_NAMESERVERS": "2001:db8::53:5353:x"}, "DNS_NAMESERVERS"),
+        ({"SLACK_CLIENT_ID": "1.2"}, "SLACK_CLIENT_SECRET, SLACK_SIGNING_SECRET missing"),
+        ({**SLACK, "PUBLIC_URL": "https://kindling.example.com"}, "SECRET_KEY"),
+        ({**SLACK, "SECRET_KEY": "k" * 32}, "PUBLIC_URL"),
+        ({"SLACK_API_BASE_URL": "slack.com/api"}, "SLACK_API_BASE_URL"),
+        ({"SLACK_API_BASE_URL": "https://user:pw@slack.example/api/"}, "SLACK_API_BASE_URL"),
+        (
+            {
+                "ENVIRONMENT": "production",
+                "SECRET_KEY": "k" * 32,
+                "EVIDENCE_SIGNING_KEY": "A" * 43 + "=",
+                "SLACK_API_BASE_URL": "http://slack.example/api/",
+            },
+            "SLACK_API_BASE_URL must use https",
+        ),
     ],
 )
 def test_bad_values_fail_with_one_line(env, mentions):
     with pytest.raises(ConfigError) as raised:
         Settings.from_env(env)
     assert mentions in str(raised.value) and "\n" not in str(raised.value)
+
+
+def test_slack_settings():
+    settings = Settings.from_env(
+        {
+            **SLACK,
+            "SECRET_KEY": "k" * 32,
+            "PUBLIC_URL": "https://kindling.example.com",
+            "SLACK_API_BASE_URL": "http://127.0.0.1:9/api",
+        }
+    )
+    assert (settings.slack_client_id, settings.slack_client_secret, settings.slack_signing_secret) == ("1.2", "c", "s")
+    assert settings.slack_api_base_url == "http://127.0.0.1:9/api/"
+    unset = Settings.from_env({})
+    assert unset.slack_signing_secret is None and unset.slack_api_base_url == "https://slack.com/api/"
 
 
 def test_mail_settings():

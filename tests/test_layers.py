@@ -83,7 +83,9 @@ SLICES = {
     # Grants claim verified check-ins; giving requests are told to the organization's consultants.
     "donations": {"accounts", "consulting", "evidence", "volunteering", "webhooks"},
     "compliance": {"accounts", "consulting", "donations", "evidence", "kindness", "volunteering", "wellbeing"},
-    "privacy": {"accounts", "donations", "evidence", "kindness", "volunteering", "wellbeing"},
+    "privacy": {"accounts", "donations", "evidence", "kindness", "slack", "volunteering", "wellbeing"},
+    # Slack's people are the organization's members; their acts and decisions are kindness's.
+    "slack": {"accounts", "kindness"},
 }
 # Single modules that stand above their slice: the providers' webhooks settle donations and
 # mirror accounts.

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from sqlalchemy import select
+from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from kindling.accounts import lifecycle, reporting_lines, roles
@@ -35,6 +35,17 @@ def groups_of(db: Session, user_ids: list[str]) -> dict[str, list[dict]]:
     for user_id, group_id, name in rows:
         found[user_id].append({"id": group_id, "displayName": name})
     return found
+
+
+def find_by_email(db: Session, *, organization_id: str, email: str) -> User | None:
+    """The organization's person, active or not, whose sign-in email is `email` (compared without case)."""
+    return db.scalar(
+        select(User).where(
+            User.organization_id == organization_id,
+            User.account_type == "member",
+            func.lower(User.email) == email.strip().lower(),
+        )
+    )
 
 
 def update_member(db: Session, *, organization_id: str, user_id: str, actor_id: str, changes: dict) -> User:

@@ -61,7 +61,7 @@ def _session_principal(db: DbSession, token_hash: str, now: dt.datetime) -> tupl
         return None
     if session.expires_at - SESSION_LIFETIME + SESSION_RENEWAL <= now:
         session.expires_at = now + SESSION_LIFETIME
-    return _principal(user, session_id=session.id), session.expires_at
+    return principal_of(user, session_id=session.id), session.expires_at
 
 
 def password_session_ended(*, via_sso: bool, role: str | None, enforced: bool) -> bool:
@@ -83,10 +83,11 @@ def _api_token_principal(db: DbSession, token_hash: str, now: dt.datetime) -> tu
         return None
     if token.last_used_at is None or token.last_used_at + LAST_USE_PRECISION <= now:
         token.last_used_at = now
-    return _principal(user, token_id=token.id), token.expires_at
+    return principal_of(user, token_id=token.id), token.expires_at
 
 
-def _principal(user: User, *, session_id: str | None = None, token_id: str | None = None) -> Principal:
+def principal_of(user: User, *, session_id: str | None = None, token_id: str | None = None) -> Principal:
+    """The person as the services see a caller: through a session, a token, or neither (a request Slack signed)."""
     return Principal(
         user_id=user.id,
         account_type=user.account_type,

@@ -59,8 +59,9 @@ def create_act(
     recipient_id: str,
     media: list[dict] | None = None,
     created_at: dt.datetime | None = None,
+    source: str = "api",
 ) -> KindnessAct:
-    """Record an act the caller did for `recipient_id` (at `created_at`, by default now)."""
+    """Record an act the caller did for `recipient_id` (at `created_at`, by default now), through `source`."""
     recipient_id = canonical_id(recipient_id)
     if recipient_id == caller.user_id:
         raise BadRequest("The recipient cannot be the sender", code="self_recognition")
@@ -78,6 +79,7 @@ def create_act(
         verified_level=1,
         media=media or [],
         ripple_count=_ripple_count(db, organization_id, recipient_id=recipient_id, at=created_at),
+        source=source,
         created_at=created_at,
         updated_at=created_at,
     )
@@ -99,6 +101,8 @@ def create_act(
             "category": category,
             "contentDigest": content_digest(act),
             "createdAt": evidence.timestamp(created_at),
+            # Named only when not the API, so events of acts recorded through the API keep their members.
+            **({"source": source} if source != "api" else {}),
         },
     )
     kindness_stats.invalidate_after_commit(db, cache, organization_id)
@@ -125,6 +129,11 @@ def get_act(db: DbSession, *, caller: Principal, act_id: str) -> KindnessAct:
     if act is None:
         raise NotFound("No such kindness act")
     return act
+
+
+def recipient_of(db: DbSession, *, act_id: str) -> str | None:
+    """The recipient id of an act of any organization (None for no act): for callers that check the organization themselves."""
+    return db.scalar(select(KindnessAct.recipient_id).where(KindnessAct.id == act_id))
 
 
 def update_act(

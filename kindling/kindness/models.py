@@ -75,6 +75,8 @@ class KindnessAct(Base):
     media: Mapped[list] = mapped_column(JSON, default=list)
     # min(10, acts the recipient sent in the 30 days after this act), kept exact on every create.
     ripple_count: Mapped[int] = mapped_column(SmallInteger, default=0)
+    # Where the act was recorded: "api", or "slack" for the Slack app's command and shortcut.
+    source: Mapped[str] = mapped_column(String(16), default="api", server_default="api")
     created_at: Mapped[dt.datetime] = mapped_column(default=utcnow)
     updated_at: Mapped[dt.datetime] = mapped_column(default=utcnow)
 

@@ -22,6 +22,7 @@ from kindling.kindness.verification_models import Attestation, VerificationDecis
 from kindling.platform.base import utcnow
 from kindling.platform.database import truncate_write_ahead_log
 from kindling.privacy import storage
+from kindling.slack import recognition as slack
 from kindling.volunteering.models import CheckIn, VolunteerOpportunity
 from kindling.wellbeing.models import WellbeingResponse
 
@@ -225,6 +226,8 @@ def erase(db: Session, *, organization_id: str, user_id: str, actor_id: str) -> 
     # The directory's copy of the person (names, emails, the resource as sent) and their groups.
     db.execute(delete(GroupMembership).where(GroupMembership.user_id == user.id))
     db.execute(delete(ScimUser).where(ScimUser.user_id == user.id))
+    # Their Slack user id, kept with the acts recorded from Slack, names them there.
+    slack.forget_person(db, user_id=user.id)
     _remove_what_they_wrote(db, user_id=user.id)
     db.flush()
     evidence.append(

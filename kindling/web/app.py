@@ -31,7 +31,7 @@ from kindling.web.overrides.json_encoding import OrjsonJsonifier, OrjsonProvider
 from kindling.web.ratelimit import RateLimitMiddleware
 from kindling.web.requestguard import RequestGuardMiddleware
 from kindling.web.routeguard import RouteGuardMiddleware
-from kindling.web.runtime import Runtime, own_request_transactions
+from kindling.web.runtime import Runtime, keep_raw_form_bodies, own_request_transactions
 from kindling.web.scim import ScimMiddleware
 
 SPEC = pathlib.Path(__file__).parent.parent / "openapi.yaml"
@@ -112,6 +112,7 @@ def create_app(settings: Settings | None = None) -> connexion.FlaskApp:
     # is stored before the request's commit, its refusal after the request's transaction ended.
     keep_refusals(app.app, state)
     own_request_transactions(app.app, state)
+    keep_raw_form_bodies(app.app)
     keep_answers(app.app, KeyedOperations(spec))
     return app
 

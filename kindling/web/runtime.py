@@ -69,3 +69,14 @@ def own_request_transactions(flask_app: flask.Flask, state: Runtime) -> None:
         if session is not None:
             session.rollback()
             session.close()
+
+
+def keep_raw_form_bodies(flask_app: flask.Flask) -> None:
+    """Keep a form's exact bytes for its handler: Connexion reads the form before calling it, and
+    a signature (Slack's) covers the bytes as sent."""
+
+    @flask_app.before_request
+    def keep() -> None:
+        if flask.request.mimetype == "application/x-www-form-urlencoded":
+            # Werkzeug then parses the form from these cached bytes, not from the spent stream.
+            flask.request.get_data(cache=True, parse_form_data=False)

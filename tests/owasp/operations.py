@@ -133,6 +133,13 @@ ACCESS = {
     ("GET", "/api/wellbeing/{id}"): Access(MEMBERS),
     ("POST", "/webhooks/payments"): Access(ANYONE),
     ("POST", "/webhooks/auth"): Access(ANYONE),
+    ("GET", "/api/integrations/slack"): Access(ADMIN),
+    ("DELETE", "/api/integrations/slack"): Access(ADMIN),
+    ("GET", "/api/integrations/slack/install"): Access(ADMIN),
+    ("GET", "/api/integrations/slack/callback"): Access(ANYONE),
+    ("POST", "/integrations/slack/commands"): Access(ANYONE),
+    ("POST", "/integrations/slack/interactions"): Access(ANYONE),
+    ("POST", "/integrations/slack/events"): Access(ANYONE),
     ("GET", "/api/organizations/search"): Access(CONSULTANT),
     ("GET", "/api/invitations"): Access(frozenset({"admin", "consultant"})),
     ("POST", "/api/invitations/send"): Access(CONSULTANT, {"organizationId": INVITATION["invitationId"]}),
@@ -172,7 +179,11 @@ ACCESS = {
     ("GET", "/api/evidence/keys"): Access(ANYONE),
     ("POST", "/api/evidence/export"): Access(ADMIN, {}),  # {}: the whole log
 }
-QUERIES = {"/api/organizations/search": "?q=Organization", "/api/bulk/export": "?format=json"}
+QUERIES = {
+    "/api/organizations/search": "?q=Organization",
+    "/api/bulk/export": "?format=json",
+    "/api/integrations/slack/callback": "?state=made-up&code=made-up",
+}
 
 
 def url_for(path: str) -> str:

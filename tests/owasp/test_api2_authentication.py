@@ -31,18 +31,23 @@ def call(client, key, headers):
 def test_the_spec_secures_everything_but_health_sign_up_sign_in_webhooks_and_attestations():
     # An attester has no account: the single-use token in the body is the credential. The
     # evidence keys are public: an auditor checks bundles and exports with them, without an account.
-    # Single sign-on begins without a session, and its callback is proven by the single-use state.
+    # Single sign-on begins without a session, and its callback is proven by the single-use state,
+    # as the Slack install's is. Slack's requests are proven by Slack's signature.
     open_operations = sorted(key for key, operation in spec.operations().items() if operation.get("security") == [])
     assert open_operations == [
         ("GET", "/api/auth/sso/callback"),
         ("GET", "/api/auth/sso/start"),
         ("GET", "/api/evidence/keys"),
         ("GET", "/api/health"),
+        ("GET", "/api/integrations/slack/callback"),
         ("GET", "/attest"),
         ("POST", "/api/attestations/answer"),
         ("POST", "/api/attestations/lookup"),
         ("POST", "/api/auth/sign-in"),
         ("POST", "/api/auth/sign-up"),
+        ("POST", "/integrations/slack/commands"),
+        ("POST", "/integrations/slack/events"),
+        ("POST", "/integrations/slack/interactions"),
         ("POST", "/webhooks/auth"),
         ("POST", "/webhooks/payments"),
     ]

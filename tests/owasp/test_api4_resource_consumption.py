@@ -29,6 +29,7 @@ HOSTILE_BODIES = {
 SIGNATURE_HEADERS = {
     "/webhooks/payments": {"Stripe-Signature": "t=1,v1=00"},
     "/webhooks/auth": {"svix-id": "msg_1", "svix-timestamp": "1", "svix-signature": "v1,AA=="},
+    "/integrations/slack/events": {"X-Slack-Request-Timestamp": "1", "X-Slack-Signature": "v0=00"},
 }
 
 

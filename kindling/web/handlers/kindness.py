@@ -92,4 +92,5 @@ def act_body(act: KindnessAct | kindness.ActRow) -> dict:
         "createdAt": act.created_at,
         "updatedAt": act.updated_at,
         "rippleScore": kindness.ripple_score(act),
+        "source": act.source,
     }

@@ -79,7 +79,9 @@ class _StructuredFormMixin(FormDataValidator):
     def _validate(self, body: t.Any) -> dict | None:
         if not isinstance(body, dict):
             raise refused([field_error("body", "", "must be a form")])
-        if self._strict_validation:
+        # A form whose schema says `additionalProperties: true` takes fields it does not name:
+        # Slack's forms gain fields over time, and refusing one would refuse Slack.
+        if self._strict_validation and self._schema.get("additionalProperties") is not True:
             extra = [name for name in body if name not in self._schema.get("properties", {})]
             if extra:
                 raise refused([field_error("body", quoted(name), "is not allowed") for name in extra])

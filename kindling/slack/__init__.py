@@ -1,0 +1,1 @@
+"""The Slack app: installation per organization, Slack's signed requests, `/kindness`, the Recognize shortcut and the App Home."""
