@@ -284,7 +284,7 @@ def external_validation(db: Session, *, organization_id: str, window: Window) ->
         )
         .group_by(Attestation.attester_key)
     )
-    return concentration({key: count for key, count in db.execute(statement)})
+    return concentration(dict(db.execute(statement).all()))
 
 
 def concentration(acts_by_key: dict[str | None, int]) -> ExternalValidation:

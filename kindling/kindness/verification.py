@@ -374,7 +374,7 @@ def _check_independent(
 def _check_one_level(db: DbSession, act: KindnessAct, *, level: int, key: str, asked_too: bool) -> None:
     """One mailbox, one level of an act: 409 when it answered another level of it, or (`asked_too`,
     at request time) has an open request for one."""
-    answered = Attestation.answered_at.is_not(None)
+    answered: ColumnElement[bool] = Attestation.answered_at.is_not(None)
     if asked_too:
         answered = or_(answered, and_(Attestation.cancelled_at.is_(None), Attestation.expires_at > utcnow()))
     other = db.scalar(
