@@ -6,6 +6,7 @@ carries with `mail_server.token_for(address)`, as an attester would from their i
 
 from __future__ import annotations
 
+import dataclasses
 import email
 import email.policy
 import re
@@ -22,11 +23,21 @@ USER, PASSWORD = "kindling", "mail password"
 LINK = re.compile(r"(https?://\S+)/attest#([A-Za-z0-9_-]{43})\s")
 
 
+@dataclasses.dataclass(frozen=True)
+class Envelope:
+    """What the client said in the SMTP dialogue itself: MAIL FROM, and every RCPT TO."""
+
+    mail_from: str
+    rcpt_tos: tuple[str, ...]
+
+
 class Mailbox:
     """What the server was handed, and whether it refuses the next mails."""
 
     def __init__(self) -> None:
         self.messages: list[email.message.EmailMessage] = []
+        # One per message, in the same order.
+        self.envelopes: list[Envelope] = []
         self.refuse = False
         self.logins: list[str] = []
         self._lock = threading.Lock()
@@ -41,6 +52,7 @@ class Mailbox:
         message = email.message_from_bytes(envelope.original_content, policy=email.policy.default)
         with self._lock:
             self.messages.append(message)
+            self.envelopes.append(Envelope(envelope.mail_from, tuple(envelope.rcpt_tos)))
         return "250 Message accepted for delivery"
 
     def authenticate(self, server, session, envelope, mechanism, auth_data) -> AuthResult:
@@ -55,6 +67,7 @@ class Mailbox:
     def clear(self) -> None:
         with self._lock:
             self.messages.clear()
+            self.envelopes.clear()
         self.refuse = False
         self.logins.clear()
 

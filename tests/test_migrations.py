@@ -387,7 +387,7 @@ def test_0029_logs_each_person_without_a_joining_and_each_request_without_its_cr
     requests logged before `createdAt` an `imported` creation time: verify then finds the log and
     the tables agreed, and catches an edit of either."""
     url = fresh_database_url
-    upgrade(url, "0026")
+    upgrade(url, "0027")
     engine = make_engine(url)
     now = dt.datetime(2026, 11, 2, 9, 30, tzinfo=dt.UTC)
     try:

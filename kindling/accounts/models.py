@@ -56,6 +56,9 @@ class User(Base):
     created_at: Mapped[dt.datetime] = mapped_column(default=utcnow)
     # When the person's data was erased (docs/decisions.md §15); the row stays as a pseudonym.
     erased_at: Mapped[dt.datetime | None]
+    # An erased person's mailbox as a keyed hash (kindling/accounts/mailboxes.py): still never an
+    # independent attester's.
+    erased_mailbox_key: Mapped[str | None] = mapped_column(String(64), index=True)
 
 
 class Session(Base):

@@ -68,6 +68,12 @@ def report_document(report: Report) -> dict:
             }
             for line in report.lines
         ],
+        # How many attesters the level-5 evidence rests on (docs/evidence.md).
+        "externalValidation": {
+            "acts": report.external_validation.acts,
+            "attesters": report.external_validation.attesters,
+            "largestShare": report.external_validation.largest_share,
+        },
     }
 
 

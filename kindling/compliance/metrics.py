@@ -26,12 +26,15 @@ from kindling.donations.models import Donation, GivingRequest
 from kindling.donations.programs import DONATION_MATCH, VOLUNTEER_GRANT
 from kindling.kindness.models import KindnessAct
 from kindling.kindness.stats import CATEGORIES
+from kindling.kindness.verification_models import Attestation, VerificationDecision
 from kindling.platform.periods import Window
 from kindling.volunteering.models import CheckIn
 from kindling.wellbeing import service as survey
 
 # An act whose verified level is supervisor verification (3) or above carries evidence (docs/decisions.md §9).
 EVIDENCE_LEVEL = 3
+# External validation: a third party's attestation (docs/decisions.md §6).
+EXTERNAL_LEVEL = 5
 SUCCEEDED = "succeeded"
 # Giving requests that commit the company's money (docs/decisions.md §14).
 PAID = "paid"
@@ -249,6 +252,52 @@ def _activity(row) -> Activity:
         grants=Evidence(grants_paid, grants),
         granted_minor_units=int(granted),
     )
+
+
+@dataclasses.dataclass(frozen=True)
+class ExternalValidation:
+    """How concentrated one organization's external validation (level 5) is (docs/evidence.md).
+
+    `acts`: the window's acts at verified level 5; `attesters`: the distinct attesterKeys that
+    confirmed them; `largest_share`: the fraction of those acts confirmed by the most frequent
+    key, rounded half up to 4 decimals (0 without acts)."""
+
+    acts: int
+    attesters: int
+    largest_share: float
+
+
+def external_validation(db: Session, *, organization_id: str, window: Window) -> ExternalValidation:
+    """The level-5 acts of the window and who confirmed them, by attesterKey."""
+    statement = (
+        select(Attestation.attester_key, func.count())
+        .select_from(KindnessAct)
+        # Outer joins: an act the log imported at level 5 may have no attestation on record.
+        .outerjoin(
+            VerificationDecision,
+            (VerificationDecision.act_id == KindnessAct.id) & (VerificationDecision.level == EXTERNAL_LEVEL),
+        )
+        .outerjoin(Attestation, Attestation.id == VerificationDecision.attestation_id)
+        .where(
+            KindnessAct.organization_id == organization_id,
+            KindnessAct.verified_level == EXTERNAL_LEVEL,
+            KindnessAct.created_at >= window.start,
+            KindnessAct.created_at <= window.end,
+        )
+        .group_by(Attestation.attester_key)
+    )
+    return concentration(dict(db.execute(statement).all()))
+
+
+def concentration(acts_by_key: dict[str | None, int]) -> ExternalValidation:
+    """`ExternalValidation` from the number of acts each attesterKey confirmed; answers given
+    before attestations were mailed, and acts imported at level 5, have no key (None): they
+    count as acts of no attester."""
+    acts = sum(acts_by_key.values())
+    keyed = [count for key, count in acts_by_key.items() if key is not None]
+    largest = max(keyed, default=0)
+    share = Decimal(0) if not acts else (Decimal(largest) / acts).quantize(Decimal("0.0001"), ROUND_HALF_UP)
+    return ExternalValidation(acts=acts, attesters=len(keyed), largest_share=float(share))
 
 
 def wellbeing(db: Session, *, organization_ids: Collection[str], window: Window) -> dict[str, Wellbeing]:

@@ -7,7 +7,7 @@ import datetime as dt
 
 from kindling.accounts.models import Organization
 from kindling.compliance import Framework
-from kindling.compliance.metrics import Evidence, Window
+from kindling.compliance.metrics import Evidence, ExternalValidation, Window
 
 
 @dataclasses.dataclass(frozen=True)
@@ -29,6 +29,7 @@ class Report:
     window: Window
     compliance_rate: float
     lines: tuple[Line, ...]
+    external_validation: ExternalValidation
 
     @property
     def generated_at(self) -> dt.datetime:

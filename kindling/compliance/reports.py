@@ -52,6 +52,7 @@ def build_report(
         window=window,
         compliance_rate=figures.activity.compliance_rate,
         lines=tuple(lines),
+        external_validation=metrics.external_validation(db, organization_id=organization_id, window=window),
     )
 
 

@@ -13,6 +13,8 @@ from kindling.platform.money import major_units
 
 # A record carries evidence at this verified level and above (docs/decisions.md §9).
 EVIDENCE_LEVEL = 3
+# External validation: an act attested by a third party (docs/decisions.md §6).
+EXTERNAL_LEVEL = 5
 # Calendar weeks of each period's wellbeing figures, the week of the report's end included.
 PERIOD_WEEKS = {"week": 1, "month": 4, "quarter": 13, "year": 52}
 # Giving requests that commit the company's money, and the one that carries evidence (docs/evidence.md).
@@ -49,6 +51,7 @@ def check_report(bundle: dict, document: object) -> None:
         raise BundleError(
             f"complianceRate is {report['complianceRate']} in the report, {figures['complianceRate']} from the log"
         )
+    _check_external_validation(events[: head["seq"]], report)
     for indicator in report["indicators"]:
         metric = indicator["metric"]
         value, evidence = figures["measures"][metric](indicator)
@@ -182,6 +185,46 @@ def _figures(events: list[dict], report: dict) -> dict:
             raise BundleError(f"the report names a metric this verifier does not know: {metric!r}")
 
     return {"complianceRate": _percent(evidenced, records), "measures": Measures(measures)}
+
+
+def _check_external_validation(events: list[dict], report: dict) -> None:
+    """`externalValidation` recomputed: the window's acts at verified level 5, grouped by the
+    attesterKey of the answer that confirmed their level 5 (docs/evidence.md)."""
+    stated = report.get("externalValidation")
+    if not isinstance(stated, dict):
+        raise BundleError("the report states no externalValidation, as every JSON compliance export does")
+    acts: dict[str, dict] = {}
+    keys: dict[str, str | None] = {}
+    for event in events:
+        if event["subject"]["kind"] != "act":
+            continue
+        act_id, data = event["subject"]["id"], event["data"]
+        acts[act_id] = replay.apply(acts.get(act_id), event)
+        if (
+            event["type"] == "attestation.answered"
+            and data["level"] == EXTERNAL_LEVEL
+            and data["decision"] == "confirm"
+        ):
+            keys[act_id] = data.get("attesterKey")
+    start, end = _moment(report["from"]), _moment(report["to"])
+    by_key: dict[str | None, int] = {}
+    for act_id, state in acts.items():
+        facts = replay.implied("act", state)
+        if (
+            facts["verifiedLevel"] == EXTERNAL_LEVEL
+            and facts["createdAt"]
+            and start <= _moment(facts["createdAt"]) <= end
+        ):
+            by_key[keys.get(act_id)] = by_key.get(keys.get(act_id), 0) + 1
+    total = sum(by_key.values())
+    largest = max((count for key, count in by_key.items() if key is not None), default=0)
+    expected = {
+        "acts": total,
+        "attesters": sum(key is not None for key in by_key),
+        "largestShare": 0.0 if not total else _rounded(Decimal(largest) / total, "0.0001"),
+    }
+    if stated != expected:
+        raise BundleError(f"externalValidation is {stated} in the report, {expected} from the log")
 
 
 def _mondays(period: str, end: dt.datetime) -> list[str]:

@@ -17,15 +17,16 @@ import typing
 from sqlalchemy import func, insert, select, update
 from sqlalchemy.orm import Session as DbSession
 
-from kindling.accounts.models import Organization
+from kindling.accounts import mailboxes
+from kindling.accounts.models import Organization, User
 from kindling.consulting import milestones
-from kindling.errors import BadRequest, Forbidden, NotFound
+from kindling.errors import BadRequest, Forbidden, NotFound, invalid
 from kindling.evidence import log as evidence
 from kindling.evidence import replay
 from kindling.kindness import stats as kindness_stats
 from kindling.kindness import verification_status
 from kindling.kindness.models import KindnessAct, KindnessRecipientTally, KindnessTally
-from kindling.platform import pagination
+from kindling.platform import addresses, pagination
 from kindling.platform.access import Principal, canonical_id
 from kindling.platform.base import utcnow
 from kindling.platform.cache import Cache
@@ -65,6 +66,7 @@ def create_act(
     recipient_id = canonical_id(recipient_id)
     if recipient_id == caller.user_id:
         raise BadRequest("The recipient cannot be the sender", code="self_recognition")
+    _check_recipient_address(db, caller=caller, recipient_id=recipient_id)
     organization_id = caller.member_of
     created_at = created_at or utcnow()
     lock_organization(db, organization_id)
@@ -109,6 +111,24 @@ def create_act(
     total = db.scalar(select(func.sum(KindnessTally.acts)).where(KindnessTally.organization_id == organization_id))
     milestones.record_milestones(db, organization_id=organization_id, kindness_acts_total=total)
     return act
+
+
+def _check_recipient_address(db: DbSession, *, caller: Principal, recipient_id: str) -> None:
+    """A recipient named by an address is compared as a mailbox: the sender's own is 400
+    `self_recognition`, a member's 400 `recipient_is_member_email` (they are named by their id, so
+    that they confirm level 2 in person and their acts count as theirs)."""
+    mailbox = addresses.mailbox_of(recipient_id)
+    if mailbox is None:
+        return
+    if addresses.mailbox_of(db.get_one(User, caller.user_id).email) == mailbox:
+        raise invalid("body", "recipientId", "is your own address", code="self_recognition")
+    if mailboxes.is_members(db, organization_id=caller.member_of, mailbox=mailbox):
+        raise invalid(
+            "body",
+            "recipientId",
+            "is a member's email address: name them by their id",
+            code="recipient_is_member_email",
+        )
 
 
 def content_digest(act: KindnessAct) -> str:

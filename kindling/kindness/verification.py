@@ -15,12 +15,12 @@ import datetime as dt
 import hashlib
 import secrets
 
-from sqlalchemy import and_, func, literal, select, tuple_, union_all, update
+from sqlalchemy import and_, literal, or_, select, tuple_, union_all, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session as DbSession
 from sqlalchemy.sql.elements import ColumnElement
 
-from kindling.accounts import reporting_lines
+from kindling.accounts import mailboxes, reporting_lines
 from kindling.accounts.models import Organization, SsoDomain, User
 from kindling.accounts.sessions import hash_token
 from kindling.errors import BadRequest, Conflict, Forbidden, NotFound, ServiceUnavailable, field_error, invalid
@@ -31,6 +31,7 @@ from kindling.kindness import stats as kindness_stats
 from kindling.kindness import verification_status
 from kindling.kindness.models import KindnessAct
 from kindling.kindness.verification_models import Attestation, VerificationDecision
+from kindling.platform import addresses
 from kindling.platform.access import Principal, canonical_id
 from kindling.platform.base import utcnow
 from kindling.platform.cache import Cache
@@ -186,28 +187,36 @@ def request_attestation(
     attester_email: str,
     attester_organization: str | None = None,
     page_url: str | None,
+    secret_key: str | None,
 ) -> Attestation:
     """Mail an independent person the link to attest an act; the token is only ever in that mail.
 
-    The mail goes out before anything is stored, outside the organization's lock (a slow mail
-    server holds up nobody else's writes): a mail server that refuses or stays silent leaves no
-    attestation open, and the request's checks are made again once the lock is held.
+    The address is parsed once (kindling/platform/addresses.py) and its normal form is what is
+    checked, mailed, stored and keyed. The mail goes out before anything is stored, outside the
+    organization's lock (a slow mail server holds up nobody else's writes): a mail server that
+    refuses or stays silent leaves no attestation open, and the request's checks are made again
+    once the lock is held. `secret_key` keys erased people's mailboxes (kindling/accounts/mailboxes.py).
     """
+    try:
+        address = addresses.parse(attester_email)
+    except addresses.InvalidAddress as exc:
+        raise invalid("body", "attesterEmail", str(exc)) from None
     if mailer is None or page_url is None:
         raise ServiceUnavailable(
             "Kindling sends attestations by mail, and no mail server is configured", code="mail_unavailable"
         )
     act = kindness.get_act(db, caller=caller, act_id=act_id)
     _check_attestation_request(db, act, caller=caller, level=level, attester_organization=attester_organization)
-    address = attester_email.strip()
-    _check_independent(db, act, caller=caller, level=level, address=address)
+    key = attester_key(act.organization_id, address)
+    _check_independent(db, act, caller=caller, address=address, secret_key=secret_key)
+    _check_one_level(db, act, level=level, key=key, asked_too=True)
     organization = db.get_one(Organization, act.organization_id)
     token = secrets.token_urlsafe(32)
     now = utcnow()
     expires_at = now + ATTESTATION_LIFETIME
     try:
         delivered_at = mailer.send(
-            to=address,
+            to=address.normal,
             subject=_one_line(f"{organization.name} asks you to confirm an act of kindness"),
             text=_attestation_mail(
                 organization=organization.name,
@@ -225,6 +234,7 @@ def request_attestation(
     kindness.lock_organization(db, act.organization_id)
     db.refresh(act)
     _check_attestation_request(db, act, caller=caller, level=level, attester_organization=attester_organization)
+    _check_one_level(db, act, level=level, key=key, asked_too=True)
     # At most one open request per act and level: the newest one stands.
     db.execute(
         update(Attestation)
@@ -244,8 +254,9 @@ def request_attestation(
         requested_by=caller.user_id,
         attester_name=attester_name,
         attester_organization=attester_organization,
-        attester_email=address,
-        attester_domain=_domain(address),
+        attester_email=address.normal,
+        attester_domain=address.domain,
+        attester_key=key,
         created_at=now,
         expires_at=expires_at,
         delivered_at=delivered_at,
@@ -297,6 +308,9 @@ def answer_attestation(
         raise NotFound("No such attestation")
     decisions = verification_status.decisions_of(db, act.id)
     _check_open(act, attestation.level, decisions)
+    if attestation.attester_key is not None:
+        # Two requests to one mailbox for two levels may have been open at once: only one is answered.
+        _check_one_level(db, act, level=attestation.level, key=attestation.attester_key, asked_too=False)
     now = utcnow()
     attestation.answered_at = now
     attestation.answer_name = name
@@ -321,17 +335,16 @@ def answer_attestation(
             "decision": decision,
             "requestedBy": attestation.requested_by,
             "attesterDomain": attestation.attester_domain,
-            "attesterKey": attester_key(act.organization_id, attestation.attester_email),
+            "attesterKey": attestation.attester_key,
         },
     )
     return record
 
 
-def attester_key(organization_id: str, address: str | None) -> str | None:
-    """Hex SHA-256 of the organization id, a line feed, and the lower-cased address (docs/evidence.md)."""
-    if address is None:
-        return None
-    return hashlib.sha256(f"{organization_id}\n{address.lower()}".encode()).hexdigest()
+def attester_key(organization_id: str, address: addresses.Address) -> str:
+    """Hex SHA-256 of the organization id, a line feed, and the compared mailbox: one key for all of
+    a mailbox's `+tag` aliases (docs/evidence.md)."""
+    return hashlib.sha256(f"{organization_id}\n{address.mailbox}".encode()).hexdigest()
 
 
 def _open_attestation(db: DbSession, token: str) -> Attestation:
@@ -362,39 +375,48 @@ def _check_attestation_request(
     _check_open(act, level, verification_status.decisions_of(db, act.id))
 
 
-def _check_independent(db: DbSession, act: KindnessAct, *, caller: Principal, level: int, address: str) -> None:
-    """The attester is nobody the organization could speak for: no member, no requester, no claimed domain,
-    and nobody asked for another level of the same act (one person, one level)."""
-    lowered = address.lower()
-    member = db.scalar(
-        select(User.id).where(User.organization_id == act.organization_id, func.lower(User.email) == lowered).limit(1)
-    )
+def _check_independent(
+    db: DbSession, act: KindnessAct, *, caller: Principal, address: addresses.Address, secret_key: str | None
+) -> None:
+    """The attester is nobody the organization could speak for: not the mailbox of anyone who is or
+    was a member, erased people included, nor the requester's, nor at or under a claimed domain."""
+    mailbox, organization_id = address.mailbox, act.organization_id
     requester = db.get_one(User, caller.user_id)
-    domain = _domain(address)
-    claimed = claimed_email_domains(db, organization_id=act.organization_id)
-    other_level = db.scalar(
-        select(Attestation.id)
-        .where(
-            Attestation.act_id == act.id, Attestation.level != level, func.lower(Attestation.attester_email) == lowered
-        )
-        .limit(1)
-    )
+    claimed = {addresses.a_label(domain) for domain in claimed_email_domains(db, organization_id=organization_id)}
     if (
-        member is not None
-        or requester.email.lower() == lowered
-        or any(domain == claim or domain.endswith("." + claim) for claim in claimed)
-        or other_level is not None
+        addresses.mailbox_of(requester.email) == mailbox
+        or any(address.domain == claim or address.domain.endswith("." + claim) for claim in claimed)
+        or mailboxes.is_members(db, organization_id=organization_id, mailbox=mailbox)
+        or mailboxes.is_erased_members(db, secret_key, organization_id=organization_id, mailbox=mailbox)
     ):
         raise Conflict(
-            "The attester must be independent of the organization: not a member's, the requester's or an SSO domain's "
-            "address, nor one asked to attest another level of this act",
+            "The attester must be independent of the organization: not a member's, a former member's, the "
+            "requester's or an SSO domain's address",
             code="attester_not_independent",
             details={"errors": [field_error("body", "attesterEmail", "is not an independent address")]},
         )
 
 
-def _domain(address: str) -> str:
-    return address.rsplit("@", 1)[-1].lower()
+def _check_one_level(db: DbSession, act: KindnessAct, *, level: int, key: str, asked_too: bool) -> None:
+    """One mailbox, one level of an act: 409 when it answered another level of it, or (`asked_too`,
+    at request time) has an open request for one."""
+    answered: ColumnElement[bool] = Attestation.answered_at.is_not(None)
+    if asked_too:
+        answered = or_(answered, and_(Attestation.cancelled_at.is_(None), Attestation.expires_at > utcnow()))
+    other = db.scalar(
+        select(Attestation.id)
+        .where(Attestation.act_id == act.id, Attestation.level != level, Attestation.attester_key == key, answered)
+        .limit(1)
+    )
+    if other is not None:
+        raise Conflict(
+            "This mailbox answered, or was asked to answer, another level of this act: one mailbox gives one level",
+            code="attester_already_answered",
+            # An answer's body names no address: only a request's refusal points at its field.
+            details={"errors": [field_error("body", "attesterEmail", "already answers another level of this act")]}
+            if asked_too
+            else None,
+        )
 
 
 def _one_line(text: str) -> str:

@@ -48,6 +48,8 @@ class Attestation(Base):
     # Required since attestations are mailed; null on requests made before.
     attester_email: Mapped[str | None] = mapped_column(String(254))
     attester_domain: Mapped[str | None] = mapped_column(String(253))
+    # The attesterKey of the address (docs/evidence.md), from the request on: the one mailbox it stands for.
+    attester_key: Mapped[str | None] = mapped_column(String(64))
     created_at: Mapped[dt.datetime] = mapped_column(default=utcnow)
     expires_at: Mapped[dt.datetime]
     # When the mail server accepted the mail; and when a newer request for the same level replaced this one.

@@ -33,7 +33,7 @@ class Mailer:
     timeout: float = 10.0
 
     def send(self, *, to: str, subject: str, text: str) -> dt.datetime:
-        """Hand one plain-text mail to the server; the moment it accepted it."""
+        """Hand one plain-text mail for the one address `to` to the server; the moment it accepted it."""
         message = EmailMessage()
         message["From"] = self.sender
         message["To"] = to
@@ -54,7 +54,9 @@ class Mailer:
                     client.ehlo()
                 if parts.username:
                     client.login(urllib.parse.unquote(parts.username), urllib.parse.unquote(parts.password or ""))
-                client.send_message(message)
+                # The envelope names `to` alone: smtplib would otherwise read the recipients
+                # back out of the To header, as a list.
+                client.send_message(message, to_addrs=[to])
         except (OSError, smtplib.SMTPException) as exc:
             # The class only: a server's reply may quote the recipient, and the mail is never logged.
             log.warning("mail server %s:%s did not take the mail: %s", host, port, type(exc).__name__)

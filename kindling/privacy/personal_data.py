@@ -10,7 +10,7 @@ from __future__ import annotations
 from sqlalchemy import delete, event, select, update
 from sqlalchemy.orm import Session
 
-from kindling.accounts import identity, lifecycle
+from kindling.accounts import identity, lifecycle, mailboxes
 from kindling.accounts.models import Organization, User
 from kindling.accounts.models import Session as SignInSession
 from kindling.accounts.scim.models import DirectoryGroup, GroupMembership, ScimUser
@@ -19,6 +19,7 @@ from kindling.errors import NotFound
 from kindling.evidence import log as evidence
 from kindling.kindness.models import KindnessAct
 from kindling.kindness.verification_models import Attestation, VerificationDecision
+from kindling.platform import addresses
 from kindling.platform.base import utcnow
 from kindling.platform.database import truncate_write_ahead_log
 from kindling.privacy import storage
@@ -202,8 +203,9 @@ def _act(act: KindnessAct) -> dict:
     }
 
 
-def erase(db: Session, *, organization_id: str, user_id: str, actor_id: str) -> User:
-    """Erase a person of the organization, irreversibly: 409 for its last admin."""
+def erase(db: Session, *, organization_id: str, user_id: str, actor_id: str, secret_key: str | None) -> User:
+    """Erase a person of the organization, irreversibly: 409 for its last admin. Their mailbox stays
+    as a hash keyed by `secret_key` (SECRET_KEY), so it is never taken for an independent attester's."""
     written = storage.write_counts(db)
     # Serialised on the organization's row, as role changes are, so two erasures cannot leave no admin.
     db.execute(select(Organization.id).where(Organization.id == organization_id).with_for_update(key_share=True))
@@ -215,6 +217,8 @@ def erase(db: Session, *, organization_id: str, user_id: str, actor_id: str) -> 
     # An erasure after a deactivation still revokes whatever was issued since.
     identity.deactivate(db, user=user)
     user.name = ERASED_NAME
+    mailbox = addresses.mailbox_of(user.email) or user.email.strip().lower()
+    user.erased_mailbox_key = mailboxes.erased_key(secret_key, organization_id=organization_id, mailbox=mailbox)
     user.email = erased_email(user.id)
     user.password_hash = ERASED_PASSWORD
     user.firm_name = None

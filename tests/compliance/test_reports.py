@@ -10,7 +10,17 @@ import yaml
 from kindling.compliance import load_frameworks
 from kindling.web.app import SPEC
 
-REPORT_FIELDS = {"framework", "organizationId", "period", "from", "to", "generatedAt", "complianceRate", "indicators"}
+REPORT_FIELDS = {
+    "framework",
+    "organizationId",
+    "period",
+    "from",
+    "to",
+    "generatedAt",
+    "complianceRate",
+    "indicators",
+    "externalValidation",
+}
 
 
 def report(client, account, framework="gri", **params):

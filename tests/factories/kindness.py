@@ -87,6 +87,7 @@ class Kindness:
             attester_organization="Town Food Bank",
             attester_email=address,
             page_url="https://kindling.test",
+            secret_key=None,  # the test app's SECRET_KEY (tests/conftest.py)
         )
         token = self.mailbox.token_for(address)
         verification.answer_attestation(

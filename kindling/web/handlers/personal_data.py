@@ -7,7 +7,7 @@ from kindling.accounts import service as accounts
 from kindling.platform import access
 from kindling.privacy import personal_data
 from kindling.web.handlers.members import member_body
-from kindling.web.runtime import db
+from kindling.web.runtime import db, runtime
 
 
 def export_own(token_info: dict):
@@ -24,5 +24,11 @@ def export_member(token_info: dict, user_id: str):
 def erase_member(token_info: dict, user_id: str):
     caller = access.principal(token_info)
     session = db()
-    user = personal_data.erase(session, organization_id=caller.member_of, user_id=user_id, actor_id=caller.user_id)
+    user = personal_data.erase(
+        session,
+        organization_id=caller.member_of,
+        user_id=user_id,
+        actor_id=caller.user_id,
+        secret_key=runtime().settings.secret_key,
+    )
     return {"data": member_body(user, members.groups_of(session, [user.id])[user.id])}, 200

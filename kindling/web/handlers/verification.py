@@ -46,6 +46,7 @@ def request_attestation(id_: str, body: dict, token_info: dict):
         attester_organization=body.get("attesterOrganization"),
         attester_email=body["attesterEmail"],
         page_url=state.settings.public_url,
+        secret_key=state.settings.secret_key,
     )
     data = {
         "id": attestation.id,
