@@ -69,14 +69,16 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _worker(settings: Settings):
-    """The worker loop: webhook delivery, the evidence checkpoints and the retention of wellbeing comments."""
+    """The worker loop: webhook delivery, the evidence checkpoints, the publication of the wellbeing
+    weeks that ended and the retention of wellbeing comments."""
     from kindling.webhooks.delivery import Worker
     from kindling.wellbeing import retention
+    from kindling.wellbeing import service as wellbeing
 
     return Worker(
         settings,
         tasks=_worker_tasks(settings),
-        chores=[retention.chore(settings.wellbeing_comment_retention_days)],
+        chores=[wellbeing.chore(), retention.chore(settings.wellbeing_comment_retention_days)],
     )
 
 

@@ -8,12 +8,14 @@ recovers the target's answer.
 from __future__ import annotations
 
 import collections
+import datetime as dt
 import statistics
 from decimal import ROUND_HALF_UP, Decimal
 
 from sqlalchemy import select
 
 from kindling.evidence.models import EvidenceEvent
+from kindling.platform.base import utcnow
 from kindling.wellbeing import noise
 from kindling.wellbeing import service as wellbeing
 from kindling.wellbeing.models import WellbeingWeek
@@ -22,8 +24,12 @@ TRIALS = 200
 PUPPETS = (5, 4, 4, 3)
 
 
-def organization_figures(client, admin) -> dict:
-    response = client.get("/api/wellbeing", params={"scope": "organization", "period": "week"}, headers=admin.headers)
+def weeks_ago(weeks: int) -> dt.datetime:
+    return utcnow() - dt.timedelta(weeks=weeks)
+
+
+def organization_figures(client, admin, period: str = "week") -> dict:
+    response = client.get("/api/wellbeing", params={"scope": "organization", "period": period}, headers=admin.headers)
     assert response.status_code == 200
     return response.json()["data"]
 
@@ -31,21 +37,20 @@ def organization_figures(client, admin) -> dict:
 def test_energy_and_sentiment_each_rest_on_their_own_five(client, make, db):
     admin = make.admin()
     people = [make.member(admin) for _ in range(5)]
-    make.response(people[0], mood=2, energy=1, comment="I am exhausted and miserable")
+    make.response(people[0], mood=2, energy=1, comment="I am exhausted and miserable", created_at=weeks_ago(2))
     for person in people[1:]:
-        make.response(person, mood=4)
-    data = organization_figures(client, admin)
-    # Five people answered, so mood and stress are published; one gave energy and one commented.
-    assert 1 <= data["averages"]["mood"] <= 5
-    assert (data["averages"]["energy"], data["averages"]["energySuppressed"]) == (None, True)
-    assert data["sentiment"] == {"positive": None, "neutral": None, "negative": None, "suppressed": True}
-    (week,) = data["byWeek"]
-    assert week["averages"]["energySuppressed"] is True and week["sentiment"]["suppressed"] is True
-
-    # Five more people, each giving both: the next publication has five givers of each.
+        make.response(person, mood=4, created_at=weeks_ago(2))
+    # The week after, five more people, each giving both.
     for person in [make.member(admin) for _ in range(5)]:
-        make.response(person, mood=4, energy=5, comment="A wonderful, happy week")
+        make.response(person, mood=4, energy=5, comment="A wonderful, happy week", created_at=weeks_ago(1))
+    *_, first, last = organization_figures(client, admin, "month")["byWeek"]
+    # Five people answered in the first week, so mood and stress are published; one gave energy and one commented.
+    assert first["suppressed"] is False and 1 <= first["averages"]["mood"] <= 5
+    assert (first["averages"]["energy"], first["averages"]["energySuppressed"]) == (None, True)
+    assert first["sentiment"] == {"positive": None, "neutral": None, "negative": None, "suppressed": True}
+    # In the last, five gave each.
     data = organization_figures(client, admin)
+    assert data["byWeek"] == [last]
     assert data["averages"]["energySuppressed"] is False and 1 <= data["averages"]["energy"] <= 5
     assert data["sentiment"]["suppressed"] is False
     assert all(data["sentiment"][label] >= 0 for label in wellbeing.SENTIMENT_LABELS)
@@ -54,7 +59,8 @@ def test_energy_and_sentiment_each_rest_on_their_own_five(client, make, db):
 def test_each_publication_is_in_the_evidence_log_as_published(client, make, db):
     admin = make.admin()
     for person in [make.member(admin) for _ in range(5)]:
-        make.response(person, mood=3, energy=4)
+        make.response(person, mood=3, energy=4, created_at=weeks_ago(1))
+    served = organization_figures(client, admin)
     week = db.scalars(select(WellbeingWeek).where(WellbeingWeek.organization_id == admin.organization_id)).one()
     (event,) = db.scalars(
         select(EvidenceEvent).where(
@@ -67,8 +73,7 @@ def test_each_publication_is_in_the_evidence_log_as_published(client, make, db):
         None,
     )
     assert event.data == wellbeing.published_data(week)
-    assert event.data["privacy"] == {"epsilon": 1.0, "mechanism": "laplace"}
-    served = organization_figures(client, admin)
+    assert event.data["privacy"] == {"epsilon": 1.0, "mechanism": "laplace", "epsilonSpent": 1.0}
     assert served["averages"]["mood"] == event.data["averages"]["mood"]
     assert served["respondents"] == event.data["respondents"]
     verified = client.get("/api/evidence/verify", headers=admin.headers)

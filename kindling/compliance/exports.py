@@ -16,6 +16,7 @@ from kindling.evidence.chain import export_statement
 from kindling.evidence.keys import Signer
 from kindling.platform import periods
 from kindling.platform.exports import ExportFile, csv_text
+from kindling.wellbeing import service as wellbeing
 
 CSV_HEADER = (
     "Framework",
@@ -39,8 +40,17 @@ def checked_report(
 ) -> tuple[Report, dict]:
     """The report and the evidence head it was computed at, refused while the log is broken or
     the records contradict it (docs/evidence.md)."""
-    head = evidence.require_consistent(db, organization_id=organization_id)
+    head = _consistent_head(db, organization_id=organization_id, now=None)
     return build_report(db, organization_id=organization_id, framework_id=framework_id, period=period), head
+
+
+def _consistent_head(db: Session, *, organization_id: str, now: dt.datetime | None) -> dict:
+    """The head a report is computed at. The wellbeing weeks that ended and are due are published
+    first, so that the figures the report shows rest on events its head covers."""
+    wellbeing.publish_closed_weeks(
+        db, before=periods.week_of(now or periods.utcnow()), organization_ids=[organization_id]
+    )
+    return evidence.require_consistent(db, organization_id=organization_id)
 
 
 def report_document(report: Report) -> dict:
@@ -79,7 +89,7 @@ def export_report(
     """The report as a CSV, JSON or PDF file, stating the evidence head it was computed at and
     signed over that head and its exact bytes (docs/evidence.md); refused while the log is
     broken or the records contradict it."""
-    head = evidence.require_consistent(db, organization_id=organization_id)
+    head = _consistent_head(db, organization_id=organization_id, now=now)
     checkpoints.record(db, signer, organization_id=organization_id, head=head)
     report = build_report(db, organization_id=organization_id, framework_id=framework_id, period=period, now=now)
     if file_format == "csv":

@@ -13,7 +13,7 @@ from kindling.platform.money import major_units
 
 # A record carries evidence at this verified level and above (docs/decisions.md §9).
 EVIDENCE_LEVEL = 3
-# Calendar weeks of each period's wellbeing figures, the week of the report's end included.
+# Closed calendar weeks of each period's wellbeing figures, before the week of the report's end.
 PERIOD_WEEKS = {"week": 1, "month": 4, "quarter": 13, "year": 52}
 # Figures not recomputed, shown as stated: the number of active members (participation's
 # denominator) is not in the log; giving requests' own creation times are not in their events
@@ -166,9 +166,9 @@ def _figures(events: list[dict], report: dict) -> dict:
 
 
 def _mondays(period: str, end: dt.datetime) -> list[str]:
-    """The Mondays (ISO dates) of the period's calendar weeks, the week of `end` last."""
+    """The Mondays (ISO dates) of the period's closed calendar weeks, the week before that of `end` last."""
     current = (end.astimezone(dt.UTC) - dt.timedelta(days=end.astimezone(dt.UTC).weekday())).date()
-    return [(current - dt.timedelta(weeks=n)).isoformat() for n in range(PERIOD_WEEKS[period])]
+    return [(current - dt.timedelta(weeks=n)).isoformat() for n in range(1, PERIOD_WEEKS[period] + 1)]
 
 
 def _percent(part: int, whole: int) -> float:

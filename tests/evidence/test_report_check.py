@@ -8,13 +8,15 @@ import pytest
 
 from kindling import cli
 from kindling.evidence import report_check
+from kindling.wellbeing import service as wellbeing
 
 FRAMEWORKS = ("b-corp", "csrd", "gri", "sasb", "social-value", "un-sdg")
 
 
 @pytest.fixture
 def active(make):
-    """An organization with acts at every level, check-ins with hours, donations in every state and a published week."""
+    """An organization with acts at every level, check-ins with hours, donations in every state and the last
+    closed week published, as the worker publishes it."""
     admin = make.admin()
     people = [make.member(admin) for _ in range(5)]
     make.activity.act(people[0], level=3, category="community")
@@ -30,7 +32,8 @@ def active(make):
     make.activity.donation(people[2], amount=500, status="pending")
     make.activity.donation(admin, amount=700, status="failed")
     for n, person in enumerate(people):
-        make.activity.response(person, days_ago=0, mood=1 + n % 5, stress=5 - n % 3)
+        make.activity.response(person, days_ago=7, mood=1 + n % 5, stress=5 - n % 3)
+    wellbeing.chore()(make.db)
     return admin
 
 
