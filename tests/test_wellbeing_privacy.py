@@ -15,6 +15,7 @@ from decimal import ROUND_HALF_UP, Decimal
 from sqlalchemy import select
 
 from kindling.evidence.models import EvidenceEvent
+from kindling.platform import periods
 from kindling.platform.base import utcnow
 from kindling.wellbeing import noise
 from kindling.wellbeing import service as wellbeing
@@ -133,3 +134,70 @@ def test_the_noise_is_scaled_to_one_person_and_unbiased_for_larger_groups():
     assert abs(statistics.mean(release.energy_average for release in releases) - 4.0) < 0.1
     assert sum(noise.BUDGET.values()) == 1
     assert noise.scale("mood") == (noise.HIGHEST - noise.CENTRE) / (noise.BUDGET["mood"] * noise.EPSILON)
+
+
+PUPPET_ACCOUNTS = 30
+ROUNDS = 10
+# A Wednesday: the week of the attack, and the Monday it ends.
+ATTACKED = dt.datetime(2031, 3, 5, 12, tzinfo=dt.UTC)
+ENDED = dt.datetime(2031, 3, 10, 1, tzinfo=dt.UTC)
+
+
+def test_puppets_answering_one_week_again_and_again_get_one_release(client, make, db, monkeypatch):
+    """Break 4 re-run: thirty puppet accounts answer the target's week round after round through
+    the API, and the admin reads the figures after every round, before and after the week ends."""
+    clock = [ATTACKED]
+    monkeypatch.setattr(periods, "utcnow", lambda: clock[0])
+    admin = make.admin()
+    target, puppets = make.member(admin), [make.member(admin) for _ in range(PUPPET_ACCOUNTS)]
+    assert client.post("/api/wellbeing", json={"mood": 1, "stress": 5}, headers=target.headers).status_code == 201
+
+    def attack() -> list[dict | None]:
+        read = []
+        for _ in range(ROUNDS):
+            for puppet in puppets:
+                answered = client.post("/api/wellbeing", json={"mood": 3, "stress": 3}, headers=puppet.headers)
+                assert answered.status_code == 201
+            figures = client.get(
+                "/api/wellbeing", params={"scope": "organization", "period": "week"}, headers=admin.headers
+            )
+            read.append(figures.json()["data"])
+        return read
+
+    # While the week is open nothing is released, however often the puppets answer.
+    assert attack() == [None] * ROUNDS
+    assert published_events(db, admin) == []
+
+    # Once it has ended: one publication, spending ε = 1 once, and every read serves it.
+    clock[0] = ENDED
+    released = attack()
+    [event] = published_events(db, admin)
+    assert event.data["privacy"] == {"epsilon": 1.0, "mechanism": "laplace", "epsilonSpent": 1.0}
+    assert all(data == released[0] for data in released)
+    assert released[0]["byWeek"][0]["epsilonSpent"] == 1.0
+    assert released[0]["averages"]["mood"] == event.data["averages"]["mood"]
+
+    # Averaging everything released is the estimate of one release: its error is the single-release
+    # error test_the_puppet_attack_no_longer_recovers_the_target measures.
+    people = PUPPET_ACCOUNTS + 1
+    averaged = statistics.mean(data["averages"]["mood"] for data in released)
+    assert people * averaged - 3 * PUPPET_ACCOUNTS == people * released[0]["averages"]["mood"] - 3 * PUPPET_ACCOUNTS
+    # Had every round been a release of its own, as before, averaging 3,000 of them recovered the
+    # target to within a fraction of a point (about 0.3), where one release misses by several points.
+    week = [noise.Person(mood=3, stress=3, energy=None, answers=ROUNDS, sentiment=None)] * PUPPET_ACCOUNTS + [
+        noise.Person(mood=1, stress=5, energy=None, answers=1, sentiment=None)
+    ]
+    independent = statistics.mean(noise.release(week).mood_average for _ in range(3000))
+    single = [abs(people * noise.release(week).mood_average - 3 * PUPPET_ACCOUNTS - 1) for _ in range(TRIALS)]
+    assert abs(people * independent - 3 * PUPPET_ACCOUNTS - 1) < 1.5
+    assert statistics.median(single) > 4
+
+
+def published_events(db, admin) -> list[EvidenceEvent]:
+    return list(
+        db.scalars(
+            select(EvidenceEvent).where(
+                EvidenceEvent.organization_id == admin.organization_id, EvidenceEvent.type == "wellbeing.published"
+            )
+        )
+    )
