@@ -84,15 +84,17 @@ def main(argv: list[str] | None = None) -> int:
 
 def _worker(settings: Settings):
     """The worker loop: webhook delivery, the evidence checkpoints, the storage clean-ups after
-    erasures, and the retention of wellbeing comments and of idempotent responses."""
+    erasures, the publication of the wellbeing weeks that ended, and the retention of wellbeing
+    comments and of idempotent responses."""
     from kindling.idempotency import responses
     from kindling.webhooks.delivery import Worker
     from kindling.wellbeing import retention
+    from kindling.wellbeing import service as wellbeing
 
     return Worker(
         settings,
         tasks=_worker_tasks(settings),
-        chores=[retention.chore(settings.wellbeing_comment_retention_days), responses.chore],
+        chores=[wellbeing.chore(), retention.chore(settings.wellbeing_comment_retention_days), responses.chore],
     )
 
 

@@ -65,7 +65,7 @@ def _weeks_and_answers(connection, organization_id: str) -> tuple[list, list]:
     return [tuple(week) for week in weeks], [tuple(answer) for answer in answers]
 
 
-def test_upgrade_replays_existing_answers_as_if_given_now(fresh_database_url, db, make):
+def test_upgrade_replays_existing_answers_as_if_given_then_and_keeps_what_was_published(fresh_database_url, db, make):
     url = fresh_database_url
     upgrade(url)
     engine = make_engine(url)
@@ -122,32 +122,27 @@ def test_upgrade_replays_existing_answers_as_if_given_now(fresh_database_url, db
                     "SELECT week_start, respondents, responses, mood_total, stress_total, positive, negative FROM wellbeing_weeks ORDER BY week_start"
                 )
             ).all()
-        # Then noise from now on: what was published stays exactly as it was served.
+        # Then noise, and one publication a week, from now on: what was published stays exactly as it was served.
         upgrade(url)
+        with make_session_factory(engine)() as session:
+            assert wellbeing.publish_closed_weeks(session, before=dt.date(2100, 1, 4)) == 0
+            session.commit()
         with engine.connect() as connection:
             kept = connection.execute(
                 text(
-                    "SELECT respondents, responses, mood_average, stress_average, energy_average, positive, negative, epsilon FROM wellbeing_weeks ORDER BY week_start"
+                    "SELECT respondents, responses, mood_average, stress_average, energy_average, positive, negative, epsilon, epsilon_spent FROM wellbeing_weeks ORDER BY week_start"
                 )
             ).all()
+            still = _weeks_and_answers(connection, admin.organization_id)
     finally:
         engine.dispose()
     assert [tuple(week[1:3]) for week in legacy] == [(5, 6), (0, 0), (10, 10)]
     assert [tuple(week) for week in kept] == [
-        (5, 6, round(legacy[0].mood_total / 6, 2), round(legacy[0].stress_total / 6, 2), None, 0, 0, None),
-        (0, 0, None, None, None, None, None, None),
-        (10, 10, 3.0, 3.0, None, 0, 0, None),
+        (5, 6, round(legacy[0].mood_total / 6, 2), round(legacy[0].stress_total / 6, 2), None, 0, 0, None, None),
+        (0, 0, None, None, None, None, None, None, None),
+        (10, 10, 3.0, 3.0, None, 0, 0, None, None),
     ]
-
-    # The same answers given one after another through the service.
-    admin = make.admin()
-    people = [make.member(admin) for _ in range(10)]
-    for hour, (person, week, mood, comment) in enumerate(ANSWERS):
-        moment = BASE + dt.timedelta(weeks=week, hours=hour)
-        make.response(people[person], mood=mood, stress=6 - mood, comment=comment, created_at=moment)
-    given = _weeks_and_answers(db.connection(), admin.organization_id)
-
-    assert replayed == given
+    # 0008 replayed the answers by the rule of its time: at the 5th person, and again at 5 more.
     weeks, published = replayed
     assert weeks == [
         (BASE.date(), 1),
@@ -155,6 +150,24 @@ def test_upgrade_replays_existing_answers_as_if_given_now(fresh_database_url, db
         (BASE.date() + dt.timedelta(weeks=2), 2),
     ]
     assert [revision for _, revision in published] == [1] * 6 + [None] * 4 + [None] * 4 + [1] * 5 + [2] * 5
+    # Weeks published before keep their latest revision, with no new ones.
+    assert still == replayed
+
+    # The same answers given one after another through the service today: each week of five people
+    # or more is published once, after it ends, from all its answers.
+    admin = make.admin()
+    people = [make.member(admin) for _ in range(10)]
+    for hour, (person, week, mood, comment) in enumerate(ANSWERS):
+        moment = BASE + dt.timedelta(weeks=week, hours=hour)
+        make.response(people[person], mood=mood, stress=6 - mood, comment=comment, created_at=moment)
+    assert wellbeing.publish_closed_weeks(db, before=BASE.date() + dt.timedelta(weeks=3)) == 2
+    weeks, published = _weeks_and_answers(db.connection(), admin.organization_id)
+    assert weeks == [
+        (BASE.date(), 1),
+        (BASE.date() + dt.timedelta(weeks=1), 0),
+        (BASE.date() + dt.timedelta(weeks=2), 1),
+    ]
+    assert [revision for _, revision in published] == [1] * 10 + [None] * 4 + [1] * 10
 
 
 def test_0010_starts_existing_acts_at_verified_level_one(fresh_database_url):
@@ -387,7 +400,7 @@ def test_0029_logs_each_person_without_a_joining_and_each_request_without_its_cr
     requests logged before `createdAt` an `imported` creation time: verify then finds the log and
     the tables agreed, and catches an edit of either."""
     url = fresh_database_url
-    upgrade(url, "0027")
+    upgrade(url, "0028")
     engine = make_engine(url)
     now = dt.datetime(2026, 11, 2, 9, 30, tzinfo=dt.UTC)
     try:

@@ -84,11 +84,14 @@ def test_erasure_keeps_ids_counts_and_the_chain(client, make, db):
     admin = make.admin()
     member = make.member(admin)
     make.act(member, admin)
+    # Answers of the last closed week, which the first read publishes.
+    last_week = utcnow() - dt.timedelta(weeks=1)
     for person in [make.member(admin) for _ in range(4)]:
-        make.response(person, mood=4)
-    make.response(member, mood=1, comment="Erase me")
+        make.response(person, mood=4, created_at=last_week)
+    make.response(member, mood=1, comment="Erase me", created_at=last_week)
     stats_before = client.get("/api/kindness/stats", headers=admin.headers).json()
     figures_before = client.get("/api/wellbeing", params={"scope": "organization"}, headers=admin.headers).json()
+    assert figures_before["suppressed"] is False
     bundle = client.post("/api/evidence/export", json={}, headers=admin.headers).json()
 
     erased = client.post(f"/api/organization/members/{member.user.id}/erase", headers=admin.headers)

@@ -17,6 +17,11 @@ RESPONSE_FIELDS = {"id", "mood", "stress", "energy", "comment", "anonymous", "se
 SUPPRESSED = {"data": None, "suppressed": True, "minimumGroupSize": 5}
 
 
+def last_week() -> dt.datetime:
+    """A moment of the last closed week: a period is made of closed weeks only."""
+    return utcnow() - dt.timedelta(weeks=1)
+
+
 def aggregates(client, admin, **params):
     response = client.get("/api/wellbeing", params={"scope": "organization", **params}, headers=admin.headers)
     assert response.status_code == 200
@@ -112,7 +117,7 @@ def test_group_of_four_is_suppressed(client, make, db):
     for person in people:
         # Many responses from few people still do not make a group.
         for _ in range(3):
-            make.response(person, mood=1, comment="Terrible, I hate it here")
+            make.response(person, mood=1, comment="Terrible, I hate it here", created_at=last_week())
     assert aggregates(client, admin) == SUPPRESSED
     for period in ("week", "month", "quarter", "year"):
         assert aggregates(client, admin, period=period) == SUPPRESSED
@@ -129,9 +134,9 @@ def test_group_of_five_gets_aggregates_without_comments_or_identities(client, ma
         None,
     ]
     for person, (mood, comment) in zip(people, enumerate(comments, start=1), strict=True):
-        make.response(person, mood=mood, stress=3, energy=2, comment=comment, anonymous=mood == 2)
-    # A second answer by one of them is not shown: one person answered since the publication.
-    make.response(people[0], mood=5, stress=1)
+        make.response(
+            person, mood=mood, stress=3, energy=2, comment=comment, anonymous=mood == 2, created_at=last_week()
+        )
     body = aggregates(client, admin)
     assert body["suppressed"] is False and body["minimumGroupSize"] == 5
     data = body["data"]
@@ -149,7 +154,12 @@ def test_group_of_five_gets_aggregates_without_comments_or_identities(client, ma
     assert all(1 <= data["averages"][figure] <= 5 for figure in ("mood", "stress", "energy"))
     # Four people commented: the split rests on fewer than five and is not published.
     assert data["sentiment"] == {"positive": None, "neutral": None, "negative": None, "suppressed": True}
-    assert data["privacy"] == {"epsilon": 1.0, "mechanism": "laplace"}
+    assert data["privacy"] == {"epsilon": 1.0, "mechanism": "laplace", "epsilonSpent": 1.0}
+    assert [week["epsilonSpent"] for week in data["byWeek"]] == [None, None, None, 1.0]
+    # Answering again, now, counts to the open week: what was published stays as it was.
+    for person in people:
+        make.response(person, mood=5, stress=1)
+    assert aggregates(client, admin) == body
     text = json.dumps(body)
     for person in people:
         assert person.user.id not in text and person.user.email not in text and person.user.name not in text
@@ -166,20 +176,23 @@ def test_periods_are_calendar_weeks(client, make, db):
     now = utcnow()
     people = [make.member(admin) for _ in range(5)]
     for person in people:
+        make.response(person, created_at=last_week())
+        # The open week is never part of a period, however many answered in it.
         make.response(person, created_at=now)
     # Two people answered two months ago: outside the month, inside the quarter, too few for their week.
     for person in people[:2]:
         make.response(person, mood=1, created_at=now - dt.timedelta(days=60))
     current = periods.week_of(now)
+    closed = periods.week_of(last_week())
     for period, weeks in (("week", 1), ("month", 4), ("quarter", 13), ("year", 52)):
         data = aggregates(client, admin, period=period)["data"]
         starts = [dt.date.fromisoformat(w["weekStart"]) for w in data["byWeek"]]
-        assert starts == [current - dt.timedelta(weeks=n) for n in reversed(range(weeks))]
+        assert starts == [current - dt.timedelta(weeks=n) for n in reversed(range(1, weeks + 1))]
         assert data["from"] == f"{starts[0].isoformat()}T00:00:00+00:00"
-        assert data["to"] == f"{(current + dt.timedelta(weeks=1)).isoformat()}T00:00:00+00:00"
+        assert data["to"] == f"{current.isoformat()}T00:00:00+00:00"
         by_start = {w["weekStart"]: w for w in data["byWeek"]}
-        assert by_start[current.isoformat()]["suppressed"] is False
-        assert data["respondents"] == by_start[current.isoformat()]["respondents"] >= 5
+        assert by_start[closed.isoformat()]["suppressed"] is False
+        assert data["respondents"] == by_start[closed.isoformat()]["respondents"] >= 5
         # Every other week is suppressed: the one with two answers and those without any.
         assert sum(1 for w in data["byWeek"] if w["suppressed"]) == weeks - 1
     old = {w["weekStart"]: w for w in aggregates(client, admin, period="quarter")["data"]["byWeek"]}[
@@ -192,15 +205,16 @@ def test_periods_are_calendar_weeks(client, make, db):
         "responses": None,
         "averages": None,
         "sentiment": None,
+        "epsilonSpent": None,
     }
 
 
 def test_other_organizations_do_not_count(client, make, db):
     admin, other_admin = make.admin(), make.admin()
     for person in [make.member(other_admin) for _ in range(5)]:
-        make.response(person)
+        make.response(person, created_at=last_week())
     for person in [make.member(admin) for _ in range(4)]:
-        make.response(person)
+        make.response(person, created_at=last_week())
     assert aggregates(client, admin) == SUPPRESSED
     assert aggregates(client, other_admin)["data"]["respondents"] >= 5
 

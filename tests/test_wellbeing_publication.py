@@ -1,4 +1,4 @@
-"""Wellbeing aggregates move in steps of at least five people (docs/decisions.md §7).
+"""Wellbeing aggregates: a week is published once, after it ends, from at least five people (docs/decisions.md §7).
 
 The clock is the test's: answers are recorded at chosen moments through the service, and
 aggregates read at chosen moments through the same functions the API answers with. The
@@ -19,6 +19,7 @@ from hypothesis import settings as hypothesis_settings
 from hypothesis import strategies as st
 from sqlalchemy import func, select
 
+from kindling.evidence.models import EvidenceEvent
 from kindling.platform import periods
 from kindling.platform.cache import MemoryCache
 from kindling.platform.database import make_engine, make_session_factory, upgrade
@@ -72,47 +73,73 @@ def people_between(first: dict[str, str], second: dict[str, str]) -> set[str]:
     return {first.get(answer) or second[answer] for answer in first.keys() ^ second.keys()}
 
 
-def test_five_people_publish_a_week_and_it_moves_only_with_five_more(client, make, db, monkeypatch):
-    # The test holds the clock still, so no week ends between two answers; the API takes no time.
-    now = at(0)
-    monkeypatch.setattr(periods, "utcnow", lambda: now)
+def test_a_week_is_published_once_after_it_ends(client, make, db, monkeypatch):
+    # The test holds the clock, and moves it; the API takes no time.
+    clock = [at(0)]
+    monkeypatch.setattr(periods, "utcnow", lambda: clock[0])
     admin = make.admin()
     refused = client.get(
         "/api/wellbeing", params={"scope": "organization", "now": BASE.isoformat()}, headers=admin.headers
     )
     assert refused.status_code == 400
     people = [make.member(admin) for _ in range(9)]
-    for person in people[:4]:
-        make.response(person, mood=5, created_at=now)
-    assert {period: json.loads(body) for period, body in bodies(client, admin).items()} == dict.fromkeys(
-        PERIODS, SUPPRESSED
+    # Nine people answer in the open week, again and again: it is never published.
+    for _ in range(3):
+        for n, person in enumerate(people):
+            make.response(person, mood=1 + n % 5)
+            assert all(json.loads(body) == SUPPRESSED for body in bodies(client, admin).values())
+    wellbeing.chore()(db)
+    assert publications(db) == []
+    assert db.scalar(select(func.count()).select_from(WellbeingWeek).where(WellbeingWeek.revision > 0)) == 0
+
+    # The week ended an hour ago: the first read publishes it, from all its answers.
+    clock[0] = at(1, hours=1)
+    published = bodies(client, admin)
+    first = stored_week(db, BASE.date())
+    assert (first.revision, first.epsilon, first.epsilon_spent) == (1, 1.0, 1.0)
+    for body in published.values():
+        data = json.loads(body)["data"]
+        assert_served_as_stored(data, first)
+        assert data["privacy"] == {"epsilon": 1.0, "mechanism": "laplace", "epsilonSpent": 1.0}
+        assert [week["epsilonSpent"] for week in data["byWeek"]][-1] == 1.0
+    assert publications(db) == [wellbeing.published_data(first)]
+    assert set(db.scalars(select(WellbeingResponse.published_in))) == {1}
+
+    # Answers in the new week, and one that waited for the lock of the week that ended, change nothing
+    # published: the late one is given now, in the open week; the worker finds nothing due.
+    for person in people:
+        make.response(person, mood=5)
+    late = make.response(people[0], mood=5, created_at=at(0, hours=167))
+    assert (late.week_start, late.created_at) == (periods.week_of(clock[0]), clock[0])
+    wellbeing.chore()(db)
+    assert bodies(client, admin) == published
+    assert len(publications(db)) == 1
+
+    # A week later the worker publishes the second week, once; the first stays exactly as it was.
+    clock[0] = at(2, hours=1)
+    wellbeing.chore()(db)
+    second = stored_week(db, BASE.date() + periods.WEEK)
+    assert second.revision == 1 and stored_week(db, BASE.date()).revision == 1
+    assert [data["weekStart"] for data in publications(db)] == [BASE.date().isoformat(), second.week_start.isoformat()]
+    moved = json.loads(bodies(client, admin)["month"])["data"]["byWeek"]
+    assert moved[-2] == json.loads(published["month"])["data"]["byWeek"][-1]
+    assert (moved[-1]["respondents"], moved[-1]["epsilonSpent"]) == (second.respondents, 1.0)
+    assert len(publications(db)) == 2
+
+
+def publications(db) -> list[dict]:
+    """The data of every `wellbeing.published` event, in log order."""
+    return list(
+        db.scalars(
+            select(EvidenceEvent.data).where(EvidenceEvent.type == "wellbeing.published").order_by(EvidenceEvent.seq)
+        )
     )
 
-    make.response(people[4], mood=4, comment="Good week", created_at=now)
-    published = bodies(client, admin)
-    first = stored_week(db)
-    assert first.revision == 1
-    for body in published.values():
-        assert_served_as_stored(json.loads(body)["data"], first)
 
-    # A sixth person, then three more: four people since the publication, nothing moves.
-    make.response(people[5], mood=2, stress=4, comment="The new manager bullies me, I feel awful", created_at=now)
-    assert bodies(client, admin) == published
-    for person in people[6:9]:
-        make.response(person, mood=1, created_at=now)
-    assert bodies(client, admin) == published
-
-    # A fifth person since the publication, here one who had answered before.
-    make.response(people[0], mood=3, created_at=now)
-    moved = bodies(client, admin)
-    second = stored_week(db)
-    assert second.revision == 2
-    for period in PERIODS:
-        assert_served_as_stored(json.loads(moved[period])["data"], second)
-
-
-def stored_week(db) -> WellbeingWeek:
-    return db.scalars(select(WellbeingWeek).execution_options(populate_existing=True)).one()
+def stored_week(db, monday: dt.date) -> WellbeingWeek:
+    return db.scalars(
+        select(WellbeingWeek).where(WellbeingWeek.week_start == monday).execution_options(populate_existing=True)
+    ).one()
 
 
 def assert_served_as_stored(data: dict, week: WellbeingWeek) -> None:
@@ -149,11 +176,11 @@ def test_month_minus_week_and_quarter_minus_month_never_isolate_fewer_than_five(
     admin = make.admin()
     people = [make.member(admin) for _ in range(12)]
     answers = {
-        0: people[0:5],  # published
+        0: people[0:5],  # published once it ends
         2: people[0:4],  # never published
-        5: people[3:9] + people[3:4],  # published at the fifth, a sixth person after
-        12: people[5:10] + people[0:5],  # published, then again with five more
-        13: people[0:7],  # published, two people after
+        5: people[3:9] + people[3:4],  # six people, one of them twice
+        12: people[5:10] + people[0:5],  # ten people
+        13: people[0:7],  # seven people
         14: people[7:11],  # never published
     }
     for week, who in answers.items():
@@ -248,7 +275,11 @@ def _assert_built_from(body: dict | None, behind: dict[str, str], db) -> None:
     assert body["averages"]["mood"] == float(mood.quantize(Decimal("0.01"), ROUND_HALF_UP))
 
 
-def test_answers_given_at_once_publish_exactly_as_one_after_another(fresh_database_url):
+def test_reads_workers_and_answers_at_once_publish_a_week_exactly_once(fresh_database_url, monkeypatch):
+    """The first reads after the week ends and the worker's chore race to publish it, each in a
+    session of its own (a connection, as another process would hold), while late answers stamped
+    in that week wait for its lock: one publication, and every answer counted once."""
+    monkeypatch.setattr(periods, "utcnow", lambda: at(1, hours=1))
     upgrade(fresh_database_url)
     engine = make_engine(fresh_database_url)
     sessions = make_session_factory(engine)
@@ -257,25 +288,41 @@ def test_answers_given_at_once_publish_exactly_as_one_after_another(fresh_databa
             make = factories.Factories(setup, MemoryCache())
             admin = make.admin()
             people = [make.member(admin) for _ in range(10)]
-            setup.commit()
-            for person in people[:4]:
+            for person in people[:7]:
                 make.response(person, created_at=at(0))
             setup.commit()
 
-        # Six answers at once: the 5th person publishes the week, the 10th publishes it again.
-        start = threading.Barrier(6)
-        failures = []
+        start = threading.Barrier(9)
+        failures, read = [], []
 
-        def answer(person):
+        def reader():
+            with sessions() as session:
+                start.wait()
+                window = periods.window("week")
+                summary = wellbeing.summarize(session, organization_ids=[admin.organization_id], window=window)
+                session.commit()
+                read.append(summary[admin.organization_id].figures)
+
+        def worker():
+            with sessions() as session:
+                start.wait()
+                wellbeing.chore()(session)
+                session.commit()
+
+        def late(person):
+            with sessions() as session:
+                start.wait()
+                wellbeing.create_response(session, caller=principal(person), mood=3, stress=3, now=at(0, hours=167))
+                session.commit()
+
+        def run(task, *args):
             try:
-                with sessions() as session:
-                    start.wait()
-                    wellbeing.create_response(session, caller=principal(person), mood=3, stress=3, now=at(0, hours=50))
-                    session.commit()
+                task(*args)
             except Exception as error:  # reported below, in the test's own thread
                 failures.append(error)
 
-        threads = [threading.Thread(target=answer, args=(person,)) for person in people[4:]]
+        tasks = [(reader,)] * 3 + [(worker,)] * 3 + [(late, person) for person in people[7:]]
+        threads = [threading.Thread(target=run, args=task) for task in tasks]
         for thread in threads:
             thread.start()
         for thread in threads:
@@ -283,13 +330,18 @@ def test_answers_given_at_once_publish_exactly_as_one_after_another(fresh_databa
         assert failures == []
 
         with sessions() as session:
-            week = session.scalars(select(WellbeingWeek)).one()
-            assert week.revision == 2
-            published = dict(
-                session.execute(
-                    select(WellbeingResponse.published_in, func.count()).group_by(WellbeingResponse.published_in)
-                ).all()
-            )
-            assert published == {1: 5, 2: 5}
+            assert len(publications(session)) == 1
+            week = stored_week(session, BASE.date())
+            assert week.revision == 1
+            answers = session.execute(
+                select(WellbeingResponse.week_start, WellbeingResponse.created_at, WellbeingResponse.published_in)
+            ).all()
+            # Each late answer either took the lock first and is counted, or is given now, in the open week.
+            assert len(answers) == 10
+            for week_start, created_at, published_in in answers:
+                assert (week_start, published_in) in {(BASE.date(), 1), (BASE.date() + periods.WEEK, None)}
+                assert week_start == BASE.date() or created_at == at(1, hours=1)
+        # Every reader served the one publication.
+        assert read == [wellbeing.figures_of([week])] * 3
     finally:
         engine.dispose()

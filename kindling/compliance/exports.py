@@ -16,6 +16,7 @@ from kindling.evidence.chain import export_statement, json_digested
 from kindling.evidence.keys import Signer
 from kindling.platform import periods
 from kindling.platform.exports import ExportFile, csv_text
+from kindling.wellbeing import service as wellbeing
 
 CSV_HEADER = (
     "Framework",
@@ -44,8 +45,18 @@ def checked_report(
 ) -> tuple[Report, dict]:
     """The report and the evidence head it was computed at, checkpointed, refused while the log
     is broken, the records contradict it or it does not extend its last checkpoint (docs/evidence.md)."""
-    head, _ = evidence.checkpointed_head(db, signer, organization_id=organization_id)
+    head = _checkpointed_head(db, signer, organization_id=organization_id, now=None)
     return build_report(db, organization_id=organization_id, framework_id=framework_id, period=period), head
+
+
+def _checkpointed_head(db: Session, signer: Signer, *, organization_id: str, now: dt.datetime | None) -> dict:
+    """The head a report is computed at, checkpointed. The wellbeing weeks that ended and are due
+    are published first, so that the figures the report shows rest on events its head covers."""
+    wellbeing.publish_closed_weeks(
+        db, before=periods.week_of(now or periods.utcnow()), organization_ids=[organization_id]
+    )
+    head, _ = evidence.checkpointed_head(db, signer, organization_id=organization_id)
+    return head
 
 
 def report_document(report: Report) -> dict:
@@ -90,7 +101,7 @@ def export_report(
     """The report as a CSV, JSON or PDF file, stating the evidence head it was computed at and
     signed over that head and its exact bytes (docs/evidence.md); refused while the log is
     broken or the records contradict it."""
-    head, _ = evidence.checkpointed_head(db, signer, organization_id=organization_id)
+    head = _checkpointed_head(db, signer, organization_id=organization_id, now=now)
     report = build_report(db, organization_id=organization_id, framework_id=framework_id, period=period, now=now)
     window = report.window
     name = (

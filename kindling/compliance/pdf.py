@@ -49,8 +49,8 @@ def report_pdf(report: Report, *, evidence_head: dict, key_id: str) -> bytes:
         Paragraph(
             "Evidence: how many of the period's records behind each indicator carry verifiable evidence "
             "(kindness acts verified at level 3 or above, GPS-verified check-ins, succeeded donations). "
-            f"Wellbeing figures come from the survey's published calendar weeks (published at 5 people, "
-            f"updated only after 5 more); they are {WITHHELD} when no week of the period is published. "
+            "Wellbeing figures come from the survey's closed calendar weeks, each published once after it "
+            f"ended, from at least 5 people; they are {WITHHELD} when no week of the period is published. "
             "Each indicator is evidence towards its disclosure; most disclosures also ask for narrative "
             "the organization provides itself.",
             small,

@@ -1,7 +1,9 @@
 """Reconciliation: every record a report counts against the facts its events imply (docs/evidence.md).
 
 Verification reads each event once, here: the events of the records' kinds are hashed as they are
-replayed, in the order of their records, and the chain's links are checked in SQL (log.verify)."""
+replayed, in the order of their records, and the chain's links are checked in SQL (log.verify).
+Published wellbeing weeks are few (one an organization a week) and are compared here too; their
+events are hashed with the log's others."""
 
 from __future__ import annotations
 
@@ -67,6 +69,27 @@ _RECORDS = {
     # The organization's people (consultants have no organization): who is an active member.
     "member": sa.table("users", *_common(), sa.column("active", sa.Boolean())),
 }
+# A published wellbeing week's figures: the table is the wellbeing slice's, named here for the same reason.
+WELLBEING_WEEK = "wellbeing_week"
+_weeks = sa.table(
+    "wellbeing_weeks",
+    sa.column("organization_id"),
+    sa.column("week_start", sa.Date()),
+    sa.column("revision"),
+    sa.column("respondents"),
+    sa.column("responses"),
+    sa.column("mood_average", sa.Float()),
+    sa.column("stress_average", sa.Float()),
+    sa.column("energy_average", sa.Float()),
+    sa.column("energy_respondents"),
+    sa.column("positive"),
+    sa.column("neutral"),
+    sa.column("negative"),
+    sa.column("epsilon", sa.Float()),
+    sa.column("epsilon_spent", sa.Float()),
+)
+# The noise of a publication with `epsilon`, as `wellbeing.published` names it (kindling/wellbeing/noise.py).
+_MECHANISM = "laplace"
 _RECONCILE_BATCH = 5000
 MISMATCHES_LISTED = 100
 
@@ -83,6 +106,12 @@ class Reconciliation:
     def hashed(self, event: dict) -> None:
         """Check an event's own hash."""
         self.compare(event["seq"], event_hash(event), event["hash"])
+
+    def differs(self, kind: str, subject_id: str, log: dict | None, table: dict | None) -> None:
+        """Count a record whose facts differ from the log's, and list it among the first 100."""
+        self.count += 1
+        if len(self.mismatches) < MISMATCHES_LISTED:
+            self.mismatches.append({"subject": {"kind": kind, "id": subject_id}, **_first_difference(log, table)})
 
     def compare(self, seq: int, computed: str, stored: str) -> None:
         """Note event `seq` as unhashed when the hash computed of it is not the one stored."""
@@ -103,10 +132,58 @@ def reconcile(db: Session, *, organization_id: str, up_to: int) -> Reconciliatio
     found = Reconciliation()
     for kind, table in _RECORDS.items():
         for subject_id, log, facts in _differences(db, organization_id, up_to, kind, table, found):
-            found.count += 1
-            if len(found.mismatches) < MISMATCHES_LISTED:
-                found.mismatches.append({"subject": {"kind": kind, "id": subject_id}, **_first_difference(log, facts)})
+            found.differs(kind, subject_id, log, facts)
+    for monday, log, facts in wellbeing_week_differences(db, organization_id=organization_id, up_to=up_to):
+        found.differs(WELLBEING_WEEK, monday, log, facts)
     return found
+
+
+def wellbeing_week_differences(db: Session, *, organization_id: str, up_to: int):
+    """(Monday, figures in the log, figures in the table) of each published wellbeing week where
+    the two differ: every figure of the week as published against its `wellbeing.published` events
+    up to seq `up_to`. A week the table shows unpublished (revision 0) has no figures there."""
+    publications: dict[str, list[dict]] = {}
+    for subject_id, data in db.execute(
+        select(_events.c.subject_id, _events.c.data)
+        .where(
+            _events.c.organization_id == organization_id,
+            _events.c.subject_kind == WELLBEING_WEEK,
+            _events.c.seq <= up_to,
+        )
+        .order_by(_events.c.seq)
+    ):
+        publications.setdefault(subject_id, []).append(data)
+    tables = {
+        row.week_start.isoformat(): _week_facts(row)
+        for row in db.execute(select(_weeks).where(_weeks.c.organization_id == organization_id, _weeks.c.revision > 0))
+    }
+    for monday in sorted(publications.keys() | tables.keys()):
+        logged = replay.published_week(publications[monday]) if monday in publications else None
+        facts = tables.get(monday)
+        if logged != facts:
+            yield monday, logged, facts
+
+
+def _week_facts(row) -> dict:
+    """A published week's row, in the shape of its `wellbeing.published` event."""
+    sentiment = (
+        None if row.positive is None else {"positive": row.positive, "neutral": row.neutral, "negative": row.negative}
+    )
+    return replay.week_facts(
+        {
+            "revision": row.revision,
+            "respondents": row.respondents,
+            "responses": row.responses,
+            "averages": {"mood": row.mood_average, "stress": row.stress_average, "energy": row.energy_average},
+            "energyRespondents": row.energy_respondents,
+            "sentiment": sentiment,
+            "privacy": {
+                "epsilon": row.epsilon,
+                "mechanism": _MECHANISM if row.epsilon else None,
+                "epsilonSpent": row.epsilon_spent,
+            },
+        }
+    )
 
 
 def _differences(db: Session, organization_id: str, up_to: int, kind: str, table, found: Reconciliation):

@@ -143,3 +143,34 @@ def implied(kind: str, state: dict) -> dict:
 
 def _pick(state: dict, names: tuple[str, ...]) -> dict:
     return {name: state.get(name) for name in names}
+
+
+def published_week(publications: list[dict]) -> dict:
+    """A wellbeing week's figures as its publications (the `data` of its events, oldest first)
+    leave them, named by their place in that data: the last publication stands. The budget
+    they spent together is the last one's `privacy.epsilonSpent`; for publications from before
+    it was logged, the sum of their ε, or None when one had no noise."""
+    last = publications[-1]
+    privacy = last.get("privacy") or {}
+    if "epsilonSpent" in privacy:
+        spent = privacy["epsilonSpent"]
+    else:
+        budgets = [(publication.get("privacy") or {}).get("epsilon") for publication in publications]
+        spent = None if None in budgets else sum(budgets)
+    return week_facts({**last, "privacy": {**privacy, "epsilonSpent": spent}})
+
+
+def week_facts(published: dict) -> dict:
+    """The reconciled facts of a wellbeing week, from its figures in the shape of `wellbeing.published`."""
+    averages = published.get("averages") or {}
+    sentiment = published.get("sentiment") or {}
+    privacy = published.get("privacy") or {}
+    return {
+        "revision": published.get("revision"),
+        "respondents": published.get("respondents"),
+        "responses": published.get("responses"),
+        **{f"averages.{name}": averages.get(name) for name in ("mood", "stress", "energy")},
+        "energyRespondents": published.get("energyRespondents"),
+        **{f"sentiment.{label}": sentiment.get(label) for label in ("positive", "neutral", "negative")},
+        **{f"privacy.{name}": privacy.get(name) for name in ("epsilon", "mechanism", "epsilonSpent")},
+    }

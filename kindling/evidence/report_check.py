@@ -15,7 +15,7 @@ from kindling.platform.money import major_units
 EVIDENCE_LEVEL = 3
 # External validation: an act attested by a third party (docs/decisions.md §6).
 EXTERNAL_LEVEL = 5
-# Calendar weeks of each period's wellbeing figures, the week of the report's end included.
+# Closed calendar weeks of each period's wellbeing figures, before the week of the report's end.
 PERIOD_WEEKS = {"week": 1, "month": 4, "quarter": 13, "year": 52}
 # Giving requests that commit the company's money, and the one that carries evidence (docs/evidence.md).
 COMMITTED, PAID = frozenset({"approved", "paid"}), "paid"
@@ -228,9 +228,9 @@ def _check_external_validation(events: list[dict], report: dict) -> None:
 
 
 def _mondays(period: str, end: dt.datetime) -> list[str]:
-    """The Mondays (ISO dates) of the period's calendar weeks, the week of `end` last."""
+    """The Mondays (ISO dates) of the period's closed calendar weeks, the week before that of `end` last."""
     current = (end.astimezone(dt.UTC) - dt.timedelta(days=end.astimezone(dt.UTC).weekday())).date()
-    return [(current - dt.timedelta(weeks=n)).isoformat() for n in range(PERIOD_WEEKS[period])]
+    return [(current - dt.timedelta(weeks=n)).isoformat() for n in range(1, PERIOD_WEEKS[period] + 1)]
 
 
 def _percent(part: int, whole: int) -> float:

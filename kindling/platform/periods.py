@@ -2,8 +2,8 @@
 
 Activity (kindness acts, check-ins, donations) is counted over a rolling window ending now.
 Wellbeing figures are built from whole calendar weeks, Monday 00:00 UTC to the next Monday,
-because a week's figures are published once and then served as they were
-(docs/decisions.md §7): a period is the current week and the weeks before it.
+because a week's figures are published once, after it ends, and then served as they were
+(docs/decisions.md §7): a period is the closed weeks before the current one.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from kindling.platform.base import utcnow
 DEFAULT_PERIOD = "month"
 # Rolling windows ending now, as for the portfolio export.
 PERIOD_DAYS = {"week": 7, "month": 30, "quarter": 90, "year": 365}
-# Calendar weeks of a period, the current one included.
+# Closed calendar weeks of a period: the current week is open, and never part of one.
 PERIOD_WEEKS = {"week": 1, "month": 4, "quarter": 13, "year": 52}
 WEEK = dt.timedelta(days=7)
 
@@ -31,9 +31,10 @@ class Window:
 
     @property
     def weeks(self) -> list[dt.date]:
-        """The Mondays of the period's calendar weeks, oldest first, the week of `end` last."""
+        """The Mondays of the period's closed calendar weeks, oldest first, the week before the
+        week of `end` last."""
         current = week_of(self.end)
-        return [current - WEEK * n for n in reversed(range(PERIOD_WEEKS[self.period]))]
+        return [current - WEEK * n for n in reversed(range(1, PERIOD_WEEKS[self.period] + 1))]
 
     @property
     def weeks_start(self) -> dt.datetime:

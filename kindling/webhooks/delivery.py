@@ -10,9 +10,10 @@ worker's own. A worker that dies mid-attempt leaves a lease that runs out, and t
 delivery is tried again with the same `webhook-id`: delivery is at least once.
 
 The same loop runs the chores it is given at start and then hourly: `kindling worker` and
-the embedded thread delete wellbeing comments older than WELLBEING_COMMENT_RETENTION_DAYS
-(docs/decisions.md §15). Its tasks run every round and pace themselves: the evidence
-checkpoints, and on PostgreSQL the rewrite of the tables erasures changed.
+the embedded thread publish the wellbeing weeks that ended (docs/decisions.md §7) and delete
+wellbeing comments older than WELLBEING_COMMENT_RETENTION_DAYS (docs/decisions.md §15). Its tasks
+run every round and pace themselves: the evidence checkpoints, and on PostgreSQL the rewrite of
+the tables erasures changed.
 """
 
 from __future__ import annotations
@@ -50,7 +51,7 @@ MAX_RETRY_SECONDS = 3600
 GIVE_UP_AFTER = dt.timedelta(hours=24)
 DISABLE_AFTER = dt.timedelta(days=5)
 USER_AGENT = f"Kindling-Webhooks/{__version__}"
-# How often the worker runs its chores (deleting wellbeing comments past their retention).
+# How often the worker runs its chores (publishing ended wellbeing weeks, deleting old comments).
 CHORES_EVERY = 3600.0
 # Housekeeping the worker loop runs besides delivery, given a session it commits.
 Chore = Callable[[Session], None]

@@ -41,9 +41,10 @@ class WellbeingWeek(Base):
     """The published figures of one organization's calendar week, served exactly as stored.
 
     The row exists from the week's first response on (revision 0: nothing published yet),
-    so that concurrent responses queue on its lock before deciding whether to publish.
-    Figures are stored as published: with noise (`epsilon` set) from revision 0017 on, and
-    exactly as they were for weeks published before (`epsilon` None).
+    so that answers and the publication after the week ends queue on its lock. Figures are
+    stored as published: with noise (`epsilon` set) from revision 0017 on, and exactly as
+    they were for weeks published before (`epsilon` None). From revision 0023 on a week is
+    published once (revision 1); weeks published before keep their latest revision.
     """
 
     __tablename__ = "wellbeing_weeks"
@@ -65,3 +66,5 @@ class WellbeingWeek(Base):
     negative: Mapped[int | None]
     # The privacy budget the published figures spent; None for weeks published without noise.
     epsilon: Mapped[float | None]
+    # The budget all the week's publications spent together; None when one of them had no noise.
+    epsilon_spent: Mapped[float | None]

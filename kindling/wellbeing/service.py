@@ -1,16 +1,17 @@
-"""Wellbeing survey responses, their sentiment, and aggregates that move in steps of five people.
+"""Wellbeing survey responses, their sentiment, and weekly figures published once, after each week ends.
 
 `anonymous` responses stay linked to their author, because the author lists and reads
 its own and each person counts once toward the minimum group size; they are shown in
 organization aggregates only and must be left out of any view that names people. No
 admin view names people today, so in this API the two kinds are equally private.
 
-Aggregates are built from calendar weeks (docs/decisions.md §7). A week is published once
-5 distinct people have answered in it, and published again only when 5 more distinct
-people have answered since its last publication; in between its stored figures are
-served as they are. So two aggregates an admin can read differ by the answers of 0 or of
-at least 5 people, and comparing them never isolates one person. Publication happens as a
-response is recorded, in its transaction, under a lock on the week's row.
+Aggregates are built from calendar weeks (docs/decisions.md §7). A week is published once,
+after it ends (Monday 00:00 UTC), when at least 5 distinct people answered in it: by the
+worker's hourly chore or by the first read of a period holding it, whichever comes first,
+under a lock on the week's row, so exactly one publication is made across processes. The
+open week is never published, and a published week never again: an answer counts to the
+week it is given in, so answering again releases nothing new, and each week spends its
+privacy budget once. Weeks published before this rule keep their latest revision.
 
 Steps of five count accounts, and an admin can make accounts: so each publication's figures
 also carry differential-privacy noise (kindling/wellbeing/noise.py), and the energy
@@ -22,17 +23,17 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import functools
-from collections.abc import Collection
+from collections.abc import Callable, Collection
 from decimal import ROUND_HALF_UP, Decimal
 
-from sqlalchemy import func, select, update
+from sqlalchemy import and_, func, or_, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session
 from vaderSentiment.vaderSentiment import SentimentIntensityAnalyzer
 
 from kindling.errors import Forbidden, NotFound
 from kindling.evidence import log as evidence
-from kindling.platform import pagination
+from kindling.platform import pagination, periods
 from kindling.platform.access import Principal
 from kindling.platform.base import utcnow
 from kindling.platform.periods import Window, week_of
@@ -68,6 +69,8 @@ class Figures:
 class Week:
     start: dt.date
     figures: Figures | None  # None while the week is not published
+    # The privacy budget its publications spent together; None unpublished, or published without noise.
+    epsilon_spent: float | None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -79,6 +82,9 @@ class Summary:
     end: dt.datetime  # Monday 00:00 UTC after the last week, exclusive
     figures: Figures
     weeks: list[Week]
+    # What the period's published weeks spent together, the budget of someone who answered in
+    # each of them; None when one of them was published without noise.
+    epsilon_spent: float | None
 
 
 @functools.cache
@@ -113,12 +119,18 @@ def create_response(
     anonymous: bool = False,
     now: dt.datetime | None = None,
 ) -> WellbeingResponse:
-    """Record the caller's survey response with the sentiment of its comment, and publish
-    its week's figures when the response makes them due."""
+    """Record the caller's survey response with the sentiment of its comment, in the week it
+    is given in (`now`, default the present). It publishes nothing: weeks are published after
+    they end (publish_closed_weeks)."""
     comment = (comment.strip() or None) if comment is not None else None
     sentiment = sentiment_of(comment)
-    at = now or utcnow()
+    at = now or periods.utcnow()
     week = _locked_week(db, organization_id=caller.member_of, week_start=week_of(at))
+    if week.revision and week.week_start < week_of(periods.utcnow()):
+        # Its week ended and was published while the answer waited for the week's lock: the
+        # answer is given now, in the open week, and the published week stays as it was.
+        at = periods.utcnow()
+        week = _locked_week(db, organization_id=caller.member_of, week_start=week_of(at))
     response = WellbeingResponse(
         organization_id=caller.organization_id,
         user_id=caller.user_id,
@@ -134,7 +146,6 @@ def create_response(
     )
     db.add(response)
     db.flush()
-    _publish_if_due(db, week=week, now=at)
     return response
 
 
@@ -169,9 +180,10 @@ def get_own_response(db: Session, *, caller: Principal, response_id: str) -> Wel
 def _locked_week(db: Session, *, organization_id: str, week_start: dt.date) -> WellbeingWeek:
     """The organization's row for the week, created if need be, locked until the transaction ends.
 
-    Two responses recorded at once queue here, so the second counts the first's answer
-    (or its publication) and no publication is skipped or made twice. SQLite has no row
-    locks; its transactions take the database's write lock when they begin.
+    An answer and the week's publication queue here: an answer locked first is counted by
+    the publication, and one locked after sees the week published. Two publishers queue too,
+    and the second finds the week published. SQLite has no row locks; its transactions take
+    the database's write lock when they begin.
     """
     insert = postgresql.insert if db.get_bind().dialect.name == "postgresql" else sqlite.insert
     db.execute(
@@ -185,20 +197,62 @@ def _locked_week(db: Session, *, organization_id: str, week_start: dt.date) -> W
     ).one()
 
 
-def _publish_if_due(db: Session, *, week: WellbeingWeek, now: dt.datetime) -> bool:
-    """Publish the locked week's figures, with noise, from all its responses when at least
-    MINIMUM_GROUP_SIZE distinct people answered since its last publication (or ever, for
-    the first); whether it did. The figures go into the evidence log as published."""
+def publish_closed_weeks(
+    db: Session,
+    *,
+    before: dt.date,
+    organization_ids: Collection[str] | None = None,
+    weeks: Collection[dt.date] | None = None,
+) -> int:
+    """Publish each week before the Monday `before` (of the given organizations and Mondays;
+    all by default) that at least MINIMUM_GROUP_SIZE distinct people answered in and that was
+    never published; how many weeks it published."""
+    row = and_(
+        WellbeingWeek.organization_id == WellbeingResponse.organization_id,
+        WellbeingWeek.week_start == WellbeingResponse.week_start,
+    )
+    due = (
+        select(WellbeingResponse.organization_id, WellbeingResponse.week_start)
+        .outerjoin(WellbeingWeek, row)
+        .where(
+            WellbeingResponse.published_in.is_(None),
+            WellbeingResponse.week_start < before,
+            or_(WellbeingWeek.revision.is_(None), WellbeingWeek.revision == 0),
+        )
+        .group_by(WellbeingResponse.organization_id, WellbeingResponse.week_start)
+        .having(func.count(func.distinct(WellbeingResponse.user_id)) >= MINIMUM_GROUP_SIZE)
+        # Locks are taken in one order everywhere, so two publishers never wait on each other in a cycle.
+        .order_by(WellbeingResponse.organization_id, WellbeingResponse.week_start)
+    )
+    if organization_ids is not None:
+        due = due.where(WellbeingResponse.organization_id.in_(list(organization_ids)))
+    if weeks is not None:
+        due = due.where(WellbeingResponse.week_start.in_(list(weeks)))
+    published = 0
+    for organization_id, week_start in db.execute(due).all():
+        published += _publish(db, week=_locked_week(db, organization_id=organization_id, week_start=week_start))
+    return published
+
+
+def chore() -> Callable[[Session], None]:
+    """The worker's chore that publishes the weeks that ended."""
+
+    def apply(db: Session) -> None:
+        publish_closed_weeks(db, before=week_of(periods.utcnow()))
+
+    return apply
+
+
+def _publish(db: Session, *, week: WellbeingWeek) -> bool:
+    """Publish the locked, closed week's figures, with noise, from all its responses, unless it
+    is published already or fewer than MINIMUM_GROUP_SIZE people answered in it; whether it
+    did. The figures go into the evidence log as published."""
+    if week.revision:
+        return False  # another publisher took the lock first
     of_week = (
         WellbeingResponse.organization_id == week.organization_id,
         WellbeingResponse.week_start == week.week_start,
     )
-    unpublished = WellbeingResponse.published_in.is_(None)
-    newcomers = db.execute(
-        select(func.count(func.distinct(WellbeingResponse.user_id))).where(*of_week, unpublished)
-    ).scalar_one()
-    if newcomers < MINIMUM_GROUP_SIZE:
-        return False
     commented = WellbeingResponse.comment.is_not(None)
     people = [
         noise.Person(
@@ -220,6 +274,8 @@ def _publish_if_due(db: Session, *, week: WellbeingWeek, now: dt.datetime) -> bo
             .group_by(WellbeingResponse.user_id)
         )
     ]
+    if len(people) < MINIMUM_GROUP_SIZE:
+        return False  # someone was erased since the week was found due
     figures = noise.release(people)
     week.respondents = figures.respondents
     week.responses = figures.responses
@@ -230,17 +286,17 @@ def _publish_if_due(db: Session, *, week: WellbeingWeek, now: dt.datetime) -> bo
     week.positive, week.neutral, week.negative = (
         (figures.sentiment[label] for label in SENTIMENT_LABELS) if figures.sentiment else (None, None, None)
     )
-    week.epsilon = noise.EPSILON
-    week.revision += 1
-    week.published_at = now
-    db.execute(update(WellbeingResponse).where(*of_week, unpublished).values(published_in=week.revision))
+    week.epsilon = week.epsilon_spent = noise.EPSILON
+    week.revision = 1
+    week.published_at = utcnow()
+    db.execute(update(WellbeingResponse).where(*of_week).values(published_in=week.revision))
     db.flush()
     evidence.append(
         db,
         organization_id=week.organization_id,
         type=evidence.WELLBEING_PUBLISHED,
         subject=("wellbeing_week", week.week_start.isoformat()),
-        # Nobody's id: the author of the answer that made the week due is one of its people.
+        # Nobody's id: no one person publishes a week.
         actor_id=None,
         data=published_data(week),
     )
@@ -264,13 +320,18 @@ def published_data(week: WellbeingWeek) -> dict:
         "averages": {"mood": week.mood_average, "stress": week.stress_average, "energy": week.energy_average},
         "energyRespondents": week.energy_respondents,
         "sentiment": None if week.positive is None else {label: getattr(week, label) for label in SENTIMENT_LABELS},
-        "privacy": {"epsilon": week.epsilon, "mechanism": noise.MECHANISM if week.epsilon else None},
+        "privacy": {
+            "epsilon": week.epsilon,
+            "mechanism": noise.MECHANISM if week.epsilon else None,
+            "epsilonSpent": week.epsilon_spent,
+        },
     }
 
 
 def summarize(db: Session, *, organization_ids: Collection[str], window: Window) -> dict[str, Summary | None]:
-    """Each organization's published figures over the calendar weeks of the window's period,
-    or None when none of those weeks is published.
+    """Each organization's published figures over the closed calendar weeks of the window's
+    period, or None when none of those weeks is published. A week of the period that is due
+    is published first: this read may be the first after it ended.
 
     Built from the stored weeks alone, as published: averages weighted by each week's
     people, `responses` and the sentiment split added up, and `respondents` the most people
@@ -280,6 +341,7 @@ def summarize(db: Session, *, organization_ids: Collection[str], window: Window)
     if not ids:
         return {}
     mondays = window.weeks
+    publish_closed_weeks(db, before=week_of(window.end), organization_ids=ids, weeks=mondays)
     stored: dict[str, dict[dt.date, WellbeingWeek]] = {organization_id: {} for organization_id in ids}
     for week in db.scalars(
         select(WellbeingWeek).where(
@@ -293,15 +355,20 @@ def summarize(db: Session, *, organization_ids: Collection[str], window: Window)
         if not weeks:
             result[organization_id] = None
             continue
+        spent = [week.epsilon_spent for week in weeks.values()]
+        total = None if None in spent else sum(budget for budget in spent if budget is not None)
         result[organization_id] = Summary(
             period=window.period,
             start=window.weeks_start,
             end=window.weeks_end,
             figures=figures_of(list(weeks.values())),
             weeks=[
-                Week(start=monday, figures=figures_of([weeks[monday]]) if monday in weeks else None)
+                Week(start=monday, figures=figures_of([weeks[monday]]), epsilon_spent=weeks[monday].epsilon_spent)
+                if monday in weeks
+                else Week(start=monday, figures=None, epsilon_spent=None)
                 for monday in mondays
             ],
+            epsilon_spent=total,
         )
     return result
 

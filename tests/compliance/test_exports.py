@@ -224,7 +224,7 @@ def test_wellbeing_indicators_and_exports_follow_the_published_aggregates(client
     admin = make.admin()
     people = [make.member(admin) for _ in range(9)]
     for person, mood in zip(people[:5], (5, 4, 4, 3, 2), strict=True):
-        make.activity.response(person, days_ago=0, mood=mood, stress=6 - mood)
+        make.activity.response(person, days_ago=7, mood=mood, stress=6 - mood)
 
     before = {}
     for period in ("week", "month", "quarter", "year"):
@@ -242,7 +242,7 @@ def test_wellbeing_indicators_and_exports_follow_the_published_aggregates(client
         assert figures["403-4"] == (participation, {"verified": aggregate["respondents"], "total": 10})
         before[period] = figures
 
-    # Four more people: the published week stands, and so does every figure built on it.
+    # Four more people, in the open week: the published week stands, and so does every figure built on it.
     for person in people[5:]:
         make.activity.response(person, days_ago=0, mood=1, stress=5)
     for period in before:

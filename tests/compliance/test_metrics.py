@@ -121,7 +121,7 @@ def test_wellbeing_figures_are_the_published_weeks(db, make):
     members = [make.member(admin) for _ in range(6)]
     ids = [admin.organization_id]
     for member in members[:4]:
-        make.activity.response(member, mood=5, stress=1)
+        make.activity.response(member, days_ago=7, mood=5, stress=1)
     members[3].user.active = False
 
     survey = metrics.wellbeing(db, organization_ids=ids, window=periods.window())[admin.organization_id]
@@ -131,7 +131,7 @@ def test_wellbeing_figures_are_the_published_weeks(db, make):
     assert (survey.mood_average, survey.stress_average) == (None, None)
     assert survey.suppressed
 
-    make.activity.response(members[4], mood=1, stress=5)
+    make.activity.response(members[4], days_ago=7, mood=1, stress=5)
     survey = metrics.wellbeing(db, organization_ids=ids, window=periods.window())[admin.organization_id]
     # The published week as stored, noise included: five people, one of whom has left since, of six active members.
     week = db.scalars(select(WellbeingWeek).where(WellbeingWeek.organization_id == admin.organization_id)).one()

@@ -168,10 +168,10 @@ def test_wellbeing_values_are_withheld_until_a_week_is_published(client, make):
     admin = make.admin()
     members = [make.member(admin) for _ in range(5)]
     for member, mood in zip(members[:4], (5, 4, 3, 3), strict=True):
-        make.activity.response(member, mood=mood, stress=2)
-    make.activity.response(members[0], mood=1, stress=5)  # a second answer by the same person
+        make.activity.response(member, days_ago=7, mood=mood, stress=2)
+    make.activity.response(members[0], days_ago=7, mood=1, stress=5)  # a second answer by the same person
 
-    # Nothing is published, so nothing is shown: not even how many answered.
+    # Four people in the last closed week: nothing is published, so nothing is shown, not even how many answered.
     withheld = indicators(report(client, admin, framework="un-sdg"))
     assert withheld["3.4"]["value"] is None and withheld["8.8"]["value"] is None
     assert withheld["3.4"]["evidence"] == {"verified": 0, "total": 0}
@@ -179,7 +179,7 @@ def test_wellbeing_values_are_withheld_until_a_week_is_published(client, make):
     assert participation["value"] is None
     assert participation["evidence"] == {"verified": 0, "total": 6}
 
-    make.activity.response(members[4], mood=2, stress=4)
+    make.activity.response(members[4], days_ago=7, mood=2, stress=4)
 
     # The published week's figures, noise included, are the indicators' values.
     published = client.get("/api/wellbeing", params={"scope": "organization"}, headers=admin.headers).json()["data"]
@@ -200,7 +200,8 @@ def test_wellbeing_values_are_withheld_until_a_week_is_published(client, make):
 def test_wellbeing_answers_outside_the_period_do_not_count(client, make):
     admin = make.admin()
     for _ in range(5):
-        make.activity.response(make.member(admin), days_ago=31)
+        # Before the last 4 closed weeks whatever the day: in the quarter, not the month.
+        make.activity.response(make.member(admin), days_ago=40)
 
     assert indicators(report(client, admin, framework="un-sdg"))["3.4"]["value"] is None
     quarter = client.get("/api/wellbeing", params={"scope": "organization", "period": "quarter"}, headers=admin.headers)

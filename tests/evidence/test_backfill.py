@@ -10,6 +10,7 @@ from sqlalchemy import MetaData, create_engine, insert, make_url, text
 from sqlalchemy.orm import Session
 
 from kindling.evidence import log as evidence
+from kindling.evidence.chain import GENESIS_HASH, event_hash
 from kindling.platform.database import upgrade
 
 DAY = dt.datetime(2026, 3, 2, 9, 0, tzinfo=dt.UTC)
@@ -33,6 +34,20 @@ def empty_database(request, settings, tmp_path):
         with server.connect() as connection:
             connection.execute(text(f'DROP DATABASE "{name}" WITH (FORCE)'))
         server.dispose()
+
+
+def chained(session: Session, organization_id: str, events: list[dict]) -> bool:
+    """Whether the events form the chain verify checks, from the genesis hash to the head row: at
+    this revision the tables verify reconciles are older than the code's, so only the chain is read."""
+    previous = GENESIS_HASH
+    for seq, event in enumerate(events, start=1):
+        if (event["seq"], event["prevHash"], event["hash"]) != (seq, previous, event_hash(event)):
+            return False
+        previous = event["hash"]
+    head = session.execute(
+        text("SELECT seq, hash FROM evidence_heads WHERE organization_id = :id"), {"id": organization_id}
+    ).one()
+    return tuple(head) == (len(events), previous)
 
 
 def test_every_earlier_record_is_imported_in_one_chain_per_organization(empty_database):
@@ -131,7 +146,8 @@ def test_every_earlier_record_is_imported_in_one_chain_per_organization(empty_da
     with Session(engine) as session:
         events, _ = evidence.list_events(session, organization_id=ids["org"])
         other, _ = evidence.list_events(session, organization_id=ids["other"])
-    assert len(events) == 4
+        assert len(events) == 4 and chained(session, ids["org"], events)
+        assert chained(session, ids["other"], other)
     # Verification and appends read the tables as they are now (the tree of a later revision, say):
     # the later migrations chain on from these events.
     upgrade(empty_database)
@@ -298,11 +314,15 @@ def test_0014_keeps_existing_hours_and_logs_every_counted_fact(empty_database):
     upgrade(empty_database, "0014")
     with Session(engine) as session:
         events, _ = evidence.list_events(session, organization_id=ids["org"])
+    # Verify reconciles the tables as the code describes them, after every later revision.
     upgrade(empty_database)
     with Session(engine) as session:
         result = evidence.verify(session, organization_id=ids["org"])
+        spent = session.execute(text("SELECT epsilon_spent FROM wellbeing_weeks")).scalar_one()
         assert evidence.list_events(session, organization_id=ids["org"])[0][: len(events)] == events
     engine.dispose()
+    # Published without noise: no budget bounds what it released.
+    assert spent is None
     assert result["intact"] and result["consistent"], result["mismatches"]
     assert [e["type"] for e in events] == ["imported"] * 4
     act, check_in, donation, week = (e["data"] for e in events)

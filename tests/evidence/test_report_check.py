@@ -13,6 +13,7 @@ from kindling.donations import giving
 from kindling.donations.models import GivingRequest
 from kindling.evidence.chain import export_statement, json_digested
 from kindling.evidence.keys import make_signer, parse_private_key
+from kindling.wellbeing import service as wellbeing
 from tests.evidence.test_bundles import ROTATED_SEED
 from tests.factories.principals import principal
 
@@ -22,7 +23,8 @@ FRAMEWORKS = ("b-corp", "csrd", "gri", "sasb", "social-value", "un-sdg")
 @pytest.fixture
 def active(make, db):
     """An organization with acts at every level, check-ins with hours, donations in every state,
-    matches and a grant (one of each paid), a published week, and a person who left."""
+    matches and a grant (one of each paid), the last closed week published as the worker publishes
+    it, and a person who left."""
     admin = make.admin()
     people = [make.member(admin) for _ in range(5)]
     make.match_program(admin, ratio_percent=50)
@@ -42,7 +44,8 @@ def active(make, db):
     make.activity.donation(people[2], amount=500, status="pending")
     make.activity.donation(admin, amount=700, status="failed")
     for n, person in enumerate(people):
-        make.activity.response(person, days_ago=0, mood=1 + n % 5, stress=5 - n % 3)
+        make.activity.response(person, days_ago=7, mood=1 + n % 5, stress=5 - n % 3)
+    wellbeing.chore()(make.db)
     matches = db.scalars(select(GivingRequest).where(GivingRequest.organization_id == admin.organization_id)).all()
     giving.pay(db, caller=principal(admin), request_id=matches[0].id, reference="PAY-1")
     grant = giving.request_grant(db, caller=principal(people[0]), program_id=grants.id, hours=3, recipient_name="Parks")

@@ -1,7 +1,7 @@
 """members and giving requests reconciled with the log
 
 Revision ID: 0029
-Revises: 0027
+Revises: 0028
 
 Verification now also reconciles membership and giving requests with the log (docs/evidence.md).
 Each person of an organization whose log holds no `member.joined` (everyone who joined before
@@ -23,7 +23,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision = "0029"
-down_revision = "0027"
+down_revision = "0028"
 branch_labels = None
 depends_on = None
 

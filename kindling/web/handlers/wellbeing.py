@@ -61,9 +61,14 @@ def summary_body(summary: Summary) -> dict:
         "from": summary.start,
         "to": summary.end,
         **_figures(summary.figures),
-        "privacy": {"epsilon": noise.EPSILON, "mechanism": noise.MECHANISM},
+        "privacy": {"epsilon": noise.EPSILON, "mechanism": noise.MECHANISM, "epsilonSpent": summary.epsilon_spent},
         "byWeek": [
-            {"weekStart": week.start, "suppressed": week.figures is None, **_figures(week.figures)}
+            {
+                "weekStart": week.start,
+                "suppressed": week.figures is None,
+                **_figures(week.figures),
+                "epsilonSpent": week.epsilon_spent,
+            }
             for week in summary.weeks
         ],
     }
