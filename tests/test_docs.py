@@ -72,6 +72,13 @@ def test_spec_passes_the_openapi_validator():
     validate(spec, base_uri=base_uri)
 
 
+def resolved(spec: dict, parameter: dict) -> dict:
+    """A parameter, or the shared one its `$ref` names."""
+    if "$ref" in parameter:
+        return spec["components"]["parameters"][parameter["$ref"].rsplit("/", 1)[1]]
+    return parameter
+
+
 def test_links_name_operations_and_their_parameters():
     spec = yaml.safe_load(SPEC.read_text())
     by_id = {operation["operationId"]: (path, operation) for path, _, operation in operations(spec)}
@@ -84,7 +91,9 @@ def test_links_name_operations_and_their_parameters():
     assert links
     for source, name, link in links:
         path, target = by_id[link["operationId"]]
-        declared = {p["name"] for p in spec["paths"][path].get("parameters", []) + target.get("parameters", [])}
+        declared = {
+            resolved(spec, p)["name"] for p in spec["paths"][path].get("parameters", []) + target.get("parameters", [])
+        }
         assert set(link.get("parameters", {})) <= declared, (source, name)
         if "requestBody" in link:
             body = target["requestBody"]["content"]["application/json"]["schema"]["$ref"].rsplit("/", 1)[-1]

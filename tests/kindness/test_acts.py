@@ -24,6 +24,7 @@ ACT_FIELDS = {
     "createdAt",
     "updatedAt",
     "rippleScore",
+    "source",
 }
 IMAGE = {"type": "image", "url": "https://cdn.example.test/thanks.png"}
 T0 = dt.datetime(2024, 3, 1, tzinfo=dt.UTC)

@@ -58,6 +58,8 @@ ACCESS = {
     ("PATCH", "/api/organization/groups/{groupId}"): Access(ADMIN, {"role": "manager"}),
     ("POST", "/api/volunteer/{id}/check-out"): Access(MEMBERS),
     ("GET", "/api/evidence/checkpoints"): Access(ADMIN),
+    ("GET", "/api/evidence/proofs/inclusion"): Access(ADMIN),
+    ("GET", "/api/evidence/proofs/consistency"): Access(ADMIN),
     ("POST", "/api/giving/programs"): Access(
         ADMIN,
         {

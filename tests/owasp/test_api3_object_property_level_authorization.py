@@ -4,10 +4,12 @@
 from __future__ import annotations
 
 import dataclasses
+import datetime as dt
 import json
 
 import pytest
 
+from kindling.platform.base import utcnow
 from tests.factories import PASSWORD
 from tests.factories.volunteering import CENTRE
 from tests.helpers import assert_envelope
@@ -154,8 +156,8 @@ def test_no_response_carries_a_secret(client, make, db, runtime, monkeypatch, te
         ),
     )
     a, b = tenants
-    for _ in range(5):  # enough people for the wellbeing aggregates to show
-        make.response(make.member(a.admin), comment="Confidential remark")
+    for _ in range(5):  # enough people for last week's wellbeing aggregates to show
+        make.response(make.member(a.admin), comment="Confidential remark", created_at=utcnow() - dt.timedelta(days=7))
     secrets = Secrets(
         {
             "secret key": secret_key,
