@@ -90,7 +90,8 @@ def test_every_export_is_checkpointed_as_a_signed_note(client, logged, runtime):
     assert checkpoint["organizationId"] == logged.organization_id and checkpoint["signature"]["algorithm"] == "Ed25519"
     origin, size, root = read_note(checkpoint["note"], base64.b64decode(public_key(client)))
     assert origin == f"{urllib.parse.urlsplit(runtime.settings.public_url).netloc}/evidence/{logged.organization_id}"
-    assert size == checkpoint["treeSize"] == 5 and checkpoint["cosignatures"] == []
+    assert size == checkpoint["treeSize"] == bundle["head"]["seq"] == len(bundle["events"])
+    assert checkpoint["cosignatures"] == []
     assert root == rfc9162.mth(rfc9162.event_leaves(bundle["events"])) == base64.b64decode(checkpoint["rootHash"])
     assert bundle["checkpoint"] == {k: checkpoint[k] for k in ("note", "treeSize", "rootHash")}
     export(client, logged)  # the same head: the same checkpoint
@@ -113,7 +114,8 @@ def test_a_later_bundle_extends_the_older_note(client, logged, make, tmp_path, c
     make.activity.act(logged)
     later = export(client, logged)
     code, output = run(tmp_path, capsys, client, later, older["note"])
-    assert code == 0 and "checkpoint verified" in output and "tree of 6 leaves" in output, output
+    grown = f"tree of {older['treeSize'] + 1} leaves"
+    assert code == 0 and "checkpoint verified" in output and grown in output, output
     code, output = run(tmp_path, capsys, client, later, older)  # the listing's JSON: its note is checked
     assert code == 0, output
     legacy = {k: older[k] for k in ("organizationId", "seq", "hash", "at", "signature")}
@@ -130,6 +132,13 @@ def test_a_bundle_whose_tree_is_not_its_notes_is_refused(client, logged, tmp_pat
     code, output = verify_alone(tmp_path, capsys, client, other)
     # The bundle's own signature covers `checkpoint`: whoever edits it must sign again.
     assert code == 1 and "signature does not verify" in output
+
+
+def logged_size(db, admin) -> int:
+    """How many events the organization's log holds now (the fixture's, joinings included)."""
+    last = evidence.last_event(db, organization_id=admin.organization_id)
+    assert last is not None
+    return last["seq"]
 
 
 def shorten(tamper, organization_id: str, seq: int) -> None:
@@ -214,11 +223,12 @@ def test_a_shortened_log_is_refused_and_raises_the_fork_alarm(client, db, logged
     consultant = make.consultant()
     make.client(consultant, logged)
     make.endpoint(consultant, "http://127.0.0.1:9/hooks", events=("evidence.fork_detected",))
+    size = logged_size(db, logged)
     make.activity.act(logged)
     export(client, logged)
     [checkpoint] = listed(client, logged)
-    assert checkpoint["treeSize"] == 6
-    shorten(tamper, logged.organization_id, 6)
+    assert checkpoint["treeSize"] == size + 1
+    shorten(tamper, logged.organization_id, size + 1)
     rebuild_tree(db, logged.organization_id)
     assert_refused(client, logged, checkpoint)
     # The worker's round finds it, signs nothing and raises the alarm, once. (A round covers every
@@ -226,7 +236,7 @@ def test_a_shortened_log_is_refused_and_raises_the_fork_alarm(client, db, logged
     checkpoints.record_due(db, runtime.signer)
     checkpoints.record_due(db, runtime.signer)
     [alarm] = fork_alarms(db, consultant.user.id)
-    assert alarm["data"]["checkpoint"] == listed(client, logged)[0] and alarm["data"]["treeSize"] == 5
+    assert alarm["data"]["checkpoint"] == listed(client, logged)[0] and alarm["data"]["treeSize"] == size
     # The log growing again past the checkpoint does not mend it: still no signature.
     make.activity.act(logged)
     checkpoints.record_due(db, runtime.signer)
@@ -236,16 +246,17 @@ def test_a_shortened_log_is_refused_and_raises_the_fork_alarm(client, db, logged
 def test_a_shortened_log_with_its_checkpoints_gone_is_caught_offline(
     client, db, logged, make, tamper, tmp_path, capsys
 ):
+    size = logged_size(db, logged)
     make.activity.act(logged)
     export(client, logged)
     [older] = listed(client, logged)
-    shorten(tamper, logged.organization_id, 6)
+    shorten(tamper, logged.organization_id, size + 1)
     rebuild_tree(db, logged.organization_id)
     tamper("DELETE FROM evidence_checkpoints WHERE organization_id = :org", org=logged.organization_id)
     shortened = export(client, logged)  # nothing left inside Kindling remembers
     assert verify_alone(tmp_path, capsys, client, shortened)[0] == 0
     code, output = run(tmp_path, capsys, client, shortened, older["note"])
-    assert code == 1 and "fewer than the checkpoint's 6: the log was shortened" in output, output
+    assert code == 1 and f"fewer than the checkpoint's {size + 1}: the log was shortened" in output, output
 
 
 def test_a_rewritten_and_resigned_log_is_refused(client, db, logged, runtime, tamper):
@@ -273,23 +284,26 @@ def test_a_rewritten_log_with_its_checkpoints_gone_is_caught_offline(client, db,
 
 
 def test_an_excerpt_is_checked_against_its_tree_and_older_notes(client, db, logged, make, tmp_path, capsys):
+    size = logged_size(db, logged)
     export(client, logged)
-    [older] = listed(client, logged)  # 5 leaves
+    [older] = listed(client, logged)  # `size` leaves
     for _ in range(4):
         make.activity.act(logged)
     events, _ = evidence.list_events(db, organization_id=logged.organization_id)
-    excerpt = export(client, logged, **{"from": events[6]["occurredAt"], "to": events[7]["occurredAt"]})
-    assert [e["seq"] for e in excerpt["events"]] == [7, 8] and excerpt["checkpoint"]["treeSize"] == 9
+    # The second and third acts after the note.
+    excerpt = export(client, logged, **{"from": events[size + 1]["occurredAt"], "to": events[size + 2]["occurredAt"]})
+    assert [e["seq"] for e in excerpt["events"]] == [size + 2, size + 3]
+    assert excerpt["checkpoint"]["treeSize"] == size + 4
     code, output = verify_alone(tmp_path, capsys, client, excerpt)
-    assert code == 0 and "tree of 9 leaves" in output, output
+    assert code == 0 and f"tree of {size + 4} leaves" in output, output
     # Prefix and proof tie the excerpt to the tree: another prefix does not.
     bad = json.loads(json.dumps(excerpt))
     bad["checkpoint"]["prefix"][0] = rfc9162.b64(bytes(32))
     assert verify_alone(tmp_path, capsys, client, bad)[0] == 1
-    # A note of 5 leaves lies before the excerpt: a consistency proof from 5 to 9 shows it.
+    # The older note lies before the excerpt: a consistency proof from its size to the excerpt's shows it.
     code, output = run(tmp_path, capsys, client, excerpt, older["note"])
     assert code == 1 and "give --proof" in output
-    proof = client.get("/api/evidence/proofs/consistency?from=5&to=9", headers=logged.headers).json()
+    proof = client.get(f"/api/evidence/proofs/consistency?from={size}&to={size + 4}", headers=logged.headers).json()
     (tmp_path / "proof.json").write_text(json.dumps(proof))
     code, output = run(tmp_path, capsys, client, excerpt, older["note"], "--proof", str(tmp_path / "proof.json"))
     assert code == 0 and "checkpoint verified" in output, output
@@ -307,15 +321,16 @@ def test_checkpoints_are_made_while_the_log_grows(db, logged, runtime, make):
             ).all()
         )
 
+    size = logged_size(db, logged)
     assert checkpoints.record_due(db, runtime.signer) >= 1
-    assert made() == [5]
+    assert made() == [size]
     make.activity.act(logged)
     # The next round (every 30 s) covers the new event: no hour to wait.
     checkpoints.record_due(db, runtime.signer)
-    assert made() == [5, 6]
+    assert made() == [size, size + 1]
     # A log that does not grow gets no more.
     checkpoints.record_due(db, runtime.signer)
-    assert made() == [5, 6]
+    assert made() == [size, size + 1]
 
 
 def test_witnesses_receive_each_checkpoint_as_an_outbound_event(client, db, make, logged):

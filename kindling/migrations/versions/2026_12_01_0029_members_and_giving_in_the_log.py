@@ -8,10 +8,11 @@ Each person of an organization whose log holds no `member.joined` (everyone who 
 sign-up, join codes and single sign-on logged it) gets one `imported` member fact: when the
 account was made, its role, and whether it is active. Each giving request whose
 `giving.requested` event predates its `createdAt` gets one `imported` event with its creation
-time. Both are chained after the organization's last event, oldest record first. Giving
+time. Both are chained after the organization's last event, oldest record first, and added to
+its Merkle tree (`evidence_tree_nodes`, made by 0025) as the log adds every event. Giving
 requests get the index reconciliation reads them by.
 
-The hash rules are copied here as they stand at this revision, so the events written now keep
+The hash and tree rules are copied here as they stand at this revision, so the events written now keep
 their hashes whatever the live code becomes.
 """
 
@@ -66,6 +67,13 @@ events = sa.table(
     sa.column("hash"),
 )
 heads = sa.table("evidence_heads", sa.column("organization_id"), sa.column("seq", sa.BigInteger()), sa.column("hash"))
+nodes = sa.table(
+    "evidence_tree_nodes",
+    sa.column("organization_id"),
+    sa.column("level"),
+    sa.column("position"),
+    sa.column("hash", sa.LargeBinary()),
+)
 
 
 def _timestamp(moment: dt.datetime) -> str:
@@ -94,6 +102,43 @@ def _canonical(value: object) -> bytes:
 
 def _event_hash(event: dict) -> str:
     return hashlib.sha256(_canonical(event)).hexdigest()
+
+
+# The tree's rule as of this revision (RFC 9162 §2.1), frozen here: leaf i is the event of seq i + 1.
+def _leaf(hex_hash: str) -> bytes:
+    return hashlib.sha256(b"\x00" + bytes.fromhex(hex_hash)).digest()
+
+
+def _node(left: bytes, right: bytes) -> bytes:
+    return hashlib.sha256(b"\x01" + left + right).digest()
+
+
+def _frontier(connection, organization_id: str, size: int) -> list[bytes]:
+    """The stored complete subtrees covering the tree's `size` leaves, largest first."""
+    wanted = [(level, (size >> level) - 1) for level in reversed(range(size.bit_length())) if size >> level & 1]
+    stored = {
+        (level, position): bytes(hash_)
+        for level, position, hash_ in connection.execute(
+            sa.select(nodes.c.level, nodes.c.position, nodes.c.hash).where(
+                nodes.c.organization_id == organization_id,
+                sa.tuple_(nodes.c.level, nodes.c.position).in_(wanted),
+            )
+        )
+    }
+    return [stored[node] for node in wanted]
+
+
+def _grow(frontier: list[bytes], size: int, hex_hash: str) -> list[tuple[int, int, bytes]]:
+    """Add the event's leaf to a tree of `size` leaves: the subtrees it completes, itself first."""
+    index, node, level = size, _leaf(hex_hash), 0
+    made = [(0, index, node)]
+    while index & 1:
+        node = _node(frontier.pop(), node)
+        index >>= 1
+        level += 1
+        made.append((level, index, node))
+    frontier.append(node)
+    return made
 
 
 def upgrade() -> None:
@@ -160,7 +205,8 @@ def _import(connection, organization_id: str, now: dt.datetime) -> None:
         .limit(1)
     ).one_or_none()
     seq, prev_hash = (last.seq, last.hash) if last else (0, GENESIS_HASH)
-    batch = []
+    frontier = _frontier(connection, organization_id, seq)
+    batch, tree = [], []
     for _, kind, record_id, data in missing:
         seq += 1
         event = {
@@ -188,12 +234,18 @@ def _import(connection, organization_id: str, now: dt.datetime) -> None:
                 "hash": hash_,
             }
         )
+        tree += [
+            {"organization_id": organization_id, "level": level, "position": position, "hash": node}
+            for level, position, node in _grow(frontier, seq - 1, hash_)
+        ]
         prev_hash = hash_
         if len(batch) == BATCH:
             connection.execute(events.insert(), batch)
-            batch = []
+            connection.execute(nodes.insert(), tree)
+            batch, tree = [], []
     if batch:
         connection.execute(events.insert(), batch)
+        connection.execute(nodes.insert(), tree)
     if connection.execute(sa.select(heads.c.seq).where(heads.c.organization_id == organization_id)).first() is None:
         connection.execute(heads.insert().values(organization_id=organization_id, seq=0, hash=GENESIS_HASH))
     # One advance over the run just appended, the one change the head row's trigger accepts.
