@@ -116,8 +116,8 @@ def sso_callback(state: str, code: str | None = None, error: str | None = None):
     return response
 
 
-def saml_metadata(organizationSlug: str):
-    organization = db().scalar(select(Organization).where(Organization.slug == organizationSlug))
+def saml_metadata(organization_slug: str):
+    organization = db().scalar(select(Organization).where(Organization.slug == organization_slug))
     connection = db().get(SsoConnection, organization.id) if organization is not None else None
     if organization is None or connection is None or connection.protocol != "saml":
         raise NotFound("This organization does not sign in with SAML", code="sso_not_configured")
