@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import base64
 import dataclasses
+import functools
 import urllib.parse
 import uuid
 
@@ -167,9 +168,9 @@ def test_enforcement_refuses_member_passwords_but_keeps_the_admin_break_glass(cl
     member = make.member(saml.admin, email=saml.email("pw"))
     response = configure(client, saml.admin, saml.idp, domains=[saml.domain], enforced=True)
     assert response.status_code == 200, response.text
-    refused = client.post("/api/auth/sessions", json={"email": member.user.email, "password": PASSWORD})
+    refused = client.post("/api/auth/sign-in", json={"email": member.user.email, "password": PASSWORD})
     assert refused.status_code == 403 and refused.json()["code"] == "sso_required"
-    admin = client.post("/api/auth/sessions", json={"email": saml.admin.user.email, "password": PASSWORD})
+    admin = client.post("/api/auth/sign-in", json={"email": saml.admin.user.email, "password": PASSWORD})
     assert admin.status_code in (200, 201), admin.text
     client.cookies.clear()
     assert_signed_in(*sign_in(client, saml, member.user.email))
@@ -177,7 +178,12 @@ def test_enforcement_refuses_member_passwords_but_keeps_the_admin_break_glass(cl
 
 def test_certificate_rollover_loses_no_sign_in(client, saml):
     response = configure(
-        client, saml.admin, saml.idp, domains=[saml.domain], metadata=saml.idp.metadata("idp-a", "idp-b")
+        client,
+        saml.admin,
+        saml.idp,
+        domains=[saml.domain],
+        metadata=saml.idp.metadata("idp-a", "idp-b"),
+        jitProvisioning=True,
     )
     assert response.status_code == 200, response.text
     failed = 0
@@ -293,7 +299,7 @@ def _xslt(root, saml):
 
 
 TAMPERED = {
-    **{f"xsw{n}": (lambda n: lambda root, saml: xsw(n, root, "boss@" + saml.domain))(n) for n in range(1, 9)},
+    **{f"xsw{n}": functools.partial(lambda n, root, saml: xsw(n, root, "boss@" + saml.domain), n) for n in range(1, 9)},
     "comment-in-nameid": _comment_in_name_id,
     "unsigned-assertion-beside-signed": lambda root, saml: root.append(_evil_copy(root, "boss@" + saml.domain)),
     "assertion-signature-removed": _drop("saml:Assertion/ds:Signature"),
@@ -307,7 +313,9 @@ TAMPERED = {
     "conditions-expired": _set(".//saml:Conditions", "NotOnOrAfter", "2020-01-01T00:00:00Z"),
     "not-yet-valid": _set(".//saml:Conditions", "NotBefore", "2099-01-01T00:00:00Z"),
     "assertion-in-response-to-foreign": _set(".//saml:SubjectConfirmationData", "InResponseTo", "id-foreign"),
-    "wrong-issuer": lambda root, saml: [setattr(i, "text", "https://evil.example") for i in root.iter("{%s}Issuer" % NS["saml"])],
+    "wrong-issuer": lambda root, saml: [
+        setattr(i, "text", "https://evil.example") for i in root.iter("{%s}Issuer" % NS["saml"])
+    ],
     "xslt-transform": _xslt,
     "sha1-declared": _set(".//ds:SignatureMethod", "Algorithm", "http://www.w3.org/2000/09/xmldsig#rsa-sha1"),
 }
@@ -316,13 +324,17 @@ TAMPERED = {
 @pytest.mark.parametrize("name", sorted(TAMPERED))
 def test_a_tampered_response_is_refused(client, saml, db, name):
     email = saml.email("victim")
-    xml, relay_state = saml.idp.respond(saml.sp_metadata, start(client, saml), email, sign_response=name in ("xsw1", "xsw2"))
+    xml, relay_state = saml.idp.respond(
+        saml.sp_metadata, start(client, saml), email, sign_response=name in ("xsw1", "xsw2")
+    )
     root = _tree(xml)
     TAMPERED[name](root, saml)
     response, cookies = post(client, etree.tostring(root), relay_state)
     assert response.status_code in (400, 403), response.text
     assert not cookies and "<" not in response.text
-    assert db.scalar(select(User).where(User.email.like(f"%@{saml.domain}"), User.email != saml.admin.user.email)) is None
+    assert (
+        db.scalar(select(User).where(User.email.like(f"%@{saml.domain}"), User.email != saml.admin.user.email)) is None
+    )
 
 
 SIGNED_BADLY = {
@@ -399,3 +411,28 @@ def test_garbage_is_refused(client, saml, body):
     response = client.post("/api/auth/saml/acs", data=body, follow_redirects=False)
     assert 400 <= response.status_code < 500 and "set-cookie" not in response.headers, response.text
     assert response.json()["code"]
+
+
+def test_an_assertion_is_spent_once_across_sessions(runtime, saml):
+    """The replay cache is the database's: another process (here another session) refuses it."""
+    import datetime as dt
+
+    from kindling.accounts import saml_sp, sso_sign_in
+    from kindling.errors import BadRequest
+
+    assertion = saml_sp.Assertion(
+        id="_" + uuid.uuid4().hex,
+        not_on_or_after=dt.datetime.now(dt.UTC) + dt.timedelta(minutes=5),
+        subject="sam",
+        email=None,
+        name=None,
+    )
+    with runtime.session_factory() as first, first.begin():
+        sso_sign_in.spend_assertion(
+            first, organization_id=saml.admin.organization_id, issuer=saml.idp.entity_id, assertion=assertion
+        )
+    with runtime.session_factory() as second, second.begin(), pytest.raises(BadRequest) as refused:
+        sso_sign_in.spend_assertion(
+            second, organization_id=saml.admin.organization_id, issuer=saml.idp.entity_id, assertion=assertion
+        )
+    assert refused.value.details == {"reason": "replayed"}
