@@ -436,3 +436,61 @@ def test_an_assertion_is_spent_once_across_sessions(runtime, saml):
             second, organization_id=saml.admin.organization_id, issuer=saml.idp.entity_id, assertion=assertion
         )
     assert refused.value.details == {"reason": "replayed"}
+
+
+@pytest.fixture
+def metadata_server():
+    """Serves whatever `documents["/metadata"]` holds, on loopback."""
+    import http.server
+    import threading
+
+    documents: dict[str, str] = {}
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):
+            body = documents.get(self.path, "").encode()
+            self.send_response(200 if body else 404)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args):
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{server.server_port}", documents
+    server.shutdown()
+    server.server_close()
+
+
+def test_metadata_by_url_is_read_and_refreshed_daily(client, make, db, runtime, metadata_server):
+    import datetime as dt
+
+    from kindling.accounts import sso_settings
+    from kindling.platform.destinations import DestinationPolicy
+
+    base, documents = metadata_server
+    idp = IdentityProvider()
+    documents["/metadata"] = idp.metadata("idp-a")
+    admin = make.admin()
+    body = {"protocol": "saml", "idpMetadataUrl": base + "/metadata", "emailDomains": [domain()]}
+    response = client.put("/api/organization/sso", json=body, headers=admin.headers)
+    assert response.status_code == 200, response.text
+    assert response.json()["data"]["idpEntityId"] == idp.entity_id
+    documents["/metadata"] = idp.metadata("idp-a", "idp-b")
+    chore = sso_settings.metadata_refresh_chore(DestinationPolicy.from_settings(runtime.settings))
+    chore(db)  # not a day old yet: kept
+    connection = db.get(SsoConnection, admin.organization_id)
+    assert connection.saml_metadata_xml.count("X509Certificate>") == 2
+    connection.saml_metadata_fetched_at -= dt.timedelta(days=1, seconds=1)
+    chore(db)
+    assert connection.saml_metadata_xml.count("X509Certificate>") == 4
+    del documents["/metadata"]  # the IdP is down: the last good copy stays
+    connection.saml_metadata_fetched_at -= dt.timedelta(days=1, seconds=1)
+    chore(db)
+    assert connection.saml_metadata_xml.count("X509Certificate>") == 4
+    missing = client.put(
+        "/api/organization/sso", json={**body, "idpMetadataUrl": base + "/nothing"}, headers=admin.headers
+    )
+    assert_envelope(missing, 400, "saml_metadata_invalid")

@@ -4,6 +4,9 @@ the domains' proof through DNS is in `sso_domains`."""
 
 from __future__ import annotations
 
+import datetime as dt
+import logging
+
 import requests
 from sqlalchemy import delete, select
 from sqlalchemy.orm import Session
@@ -18,6 +21,9 @@ from kindling.platform.base import utcnow
 from kindling.platform.destinations import DestinationPolicy, RefusedDestination
 
 METADATA_TIMEOUT = 5.0
+METADATA_REFRESH = dt.timedelta(days=1)
+
+log = logging.getLogger(__name__)
 
 
 def get_settings(db: Session, *, organization_id: str) -> tuple[SsoConnection, list[SsoDomain]]:
@@ -266,3 +272,35 @@ def discovery_of(connection: SsoConnection) -> oidc_client.Discovery:
         signing_algorithms=tuple(connection.signing_algorithms.split()),
         token_endpoint_auth_method=connection.token_endpoint_auth_method,
     )
+
+
+def metadata_refresh_chore(policy: DestinationPolicy):
+    """The worker's chore that reads each metadata URL again once a day. Metadata that cannot be
+    read or used keeps the last good copy (logged), so an IdP's outage signs nobody out."""
+
+    def chore(db: Session) -> None:
+        due = db.scalars(
+            select(SsoConnection).where(
+                SsoConnection.protocol == "saml",
+                SsoConnection.saml_metadata_url.is_not(None),
+                SsoConnection.saml_metadata_fetched_at <= utcnow() - METADATA_REFRESH,
+            )
+        ).all()
+        for connection in due:
+            connection.saml_metadata_fetched_at = utcnow()
+            try:
+                xml = fetch_metadata(connection.saml_metadata_url or "", policy)
+                idp = saml_sp.read_metadata(xml)
+            except (BadRequest, saml_sp.BadMetadata) as exc:
+                log.warning("SAML metadata of organization %s not refreshed: %s", connection.organization_id, exc)
+                continue
+            if idp.entity_id != connection.issuer:
+                log.warning(
+                    "SAML metadata of organization %s now names another IdP; kept the last", connection.organization_id
+                )
+                continue
+            connection.saml_metadata_xml = xml
+            connection.authorization_endpoint = idp.sso_url
+        db.flush()
+
+    return chore
