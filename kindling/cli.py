@@ -84,9 +84,11 @@ def main(argv: list[str] | None = None) -> int:
 
 def _worker(settings: Settings):
     """The worker loop: webhook delivery, the evidence checkpoints, the storage clean-ups after
-    erasures, the publication of the wellbeing weeks that ended, and the retention of wellbeing
-    comments and of idempotent responses."""
+    erasures, the publication of the wellbeing weeks that ended, the retention of wellbeing
+    comments and of idempotent responses, and the daily read of SAML metadata URLs."""
+    from kindling.accounts import sso_settings
     from kindling.idempotency import responses
+    from kindling.platform.destinations import DestinationPolicy
     from kindling.webhooks.delivery import Worker
     from kindling.wellbeing import retention
     from kindling.wellbeing import service as wellbeing
@@ -94,7 +96,12 @@ def _worker(settings: Settings):
     return Worker(
         settings,
         tasks=_worker_tasks(settings),
-        chores=[wellbeing.chore(), retention.chore(settings.wellbeing_comment_retention_days), responses.chore],
+        chores=[
+            wellbeing.chore(),
+            retention.chore(settings.wellbeing_comment_retention_days),
+            responses.chore,
+            sso_settings.metadata_refresh_chore(DestinationPolicy.from_settings(settings)),
+        ],
     )
 
 

@@ -89,6 +89,7 @@ def test_settings_are_saved_after_discovery_and_never_show_the_secret(client, ma
         )
         assert re.fullmatch("kindling-domain-verification=[0-9a-f]{32}", claim["record"]["value"])
     assert data == {
+        "protocol": "oidc",
         "issuer": openid_provider.url,
         "clientId": CLIENT_ID,
         "clientSecretSet": True,

@@ -95,11 +95,13 @@ class ApiToken(Base):
 
 
 class SsoConnection(Base):
-    """An organization's OpenID Connect provider (docs/decisions.md §2)."""
+    """An organization's identity provider, OpenID Connect or SAML 2.0 (docs/decisions.md §2).
+    For SAML, `issuer` is the IdP's entity ID and the OpenID-only columns are empty strings."""
 
     __tablename__ = "sso_connections"
 
     organization_id: Mapped[str] = mapped_column(ForeignKey("organizations.id"), primary_key=True)
+    protocol: Mapped[str] = mapped_column(String(8), default="oidc", server_default="oidc")
     issuer: Mapped[str] = mapped_column(String(1024))
     client_id: Mapped[str] = mapped_column(String(255))
     # AES-GCM under a key derived from SECRET_KEY, bound to the organization (kindling/accounts/secrets_box.py).
@@ -113,6 +115,15 @@ class SsoConnection(Base):
     token_endpoint_auth_method: Mapped[str] = mapped_column(String(32))
     jit_provisioning: Mapped[bool] = mapped_column(Boolean, default=False)
     enforced: Mapped[bool] = mapped_column(Boolean, default=False)
+    # SAML: the IdP's metadata as last read (given, or fetched from the URL and refreshed daily).
+    saml_metadata_xml: Mapped[str | None] = mapped_column(Text)
+    saml_metadata_url: Mapped[str | None] = mapped_column(String(2048))
+    saml_metadata_fetched_at: Mapped[dt.datetime | None]
+    saml_email_attribute: Mapped[str | None] = mapped_column(String(255))
+    # The service provider's own signing key, made for this organization when SAML is first set up:
+    # the private key sealed like the client secret, the self-signed certificate in clear (it is public).
+    saml_sp_key_encrypted: Mapped[str | None] = mapped_column(Text)
+    saml_sp_certificate: Mapped[str | None] = mapped_column(Text)
     created_at: Mapped[dt.datetime] = mapped_column(default=utcnow)
     updated_at: Mapped[dt.datetime] = mapped_column(default=utcnow)
 
@@ -147,10 +158,23 @@ class SsoState(Base):
 
     __tablename__ = "sso_states"
 
-    # SHA-256 of the `state` sent to the provider; the value itself is not stored.
+    # SHA-256 of the `state` (SAML: the RelayState) sent to the provider; the value itself is not stored.
     state_hash: Mapped[str] = mapped_column(String(64), primary_key=True)
     organization_id: Mapped[str] = mapped_column(ForeignKey("organizations.id"), index=True)
+    # OpenID: the ID token's nonce. SAML: the AuthnRequest's ID, which `InResponseTo` must name.
     nonce: Mapped[str] = mapped_column(String(64))
     code_verifier: Mapped[str] = mapped_column(String(128))
     return_to: Mapped[str] = mapped_column(String(2048))
+    expires_at: Mapped[dt.datetime] = mapped_column(index=True)
+
+
+class SamlAssertionSeen(Base):
+    """A SAML assertion already used to sign in, kept until its `NotOnOrAfter` so that no
+    process accepts it again (docs/decisions.md §2)."""
+
+    __tablename__ = "saml_assertions_seen"
+
+    # SHA-256 of the IdP's entity ID and the assertion's ID.
+    assertion_hash: Mapped[str] = mapped_column(String(64), primary_key=True)
+    organization_id: Mapped[str] = mapped_column(ForeignKey("organizations.id"), index=True)
     expires_at: Mapped[dt.datetime] = mapped_column(index=True)

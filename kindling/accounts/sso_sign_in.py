@@ -14,8 +14,8 @@ from sqlalchemy import delete, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
-from kindling.accounts import authority, oidc_client, secrets_box, sso_domains, sso_settings
-from kindling.accounts.models import Organization, SsoConnection, SsoState, User
+from kindling.accounts import authority, oidc_client, saml_sp, secrets_box, sso_domains, sso_settings
+from kindling.accounts.models import Organization, SamlAssertionSeen, SsoConnection, SsoState, User
 from kindling.errors import BadRequest, Forbidden, NotFound, ServiceUnavailable, Unauthenticated
 from kindling.evidence import log as evidence
 from kindling.platform.base import utcnow
@@ -53,9 +53,18 @@ def _hash(state: str) -> str:
     return hashlib.sha256(state.encode()).hexdigest()
 
 
-def start(db: Session, *, email: str | None, organization_slug: str | None, return_to: str, redirect_uri: str) -> str:
+def start(
+    db: Session,
+    *,
+    email: str | None,
+    organization_slug: str | None,
+    return_to: str,
+    redirect_uri: str,
+    secret_key: str | None,
+    public_url: str,
+) -> str:
     """Begin a sign-in at the provider of the organization that verified `email`'s domain (or has
-    the slug); the provider URL to send the person to."""
+    the slug); the provider URL to send the person to (SAML: a signed AuthnRequest)."""
     if (email is None) == (organization_slug is None):
         raise BadRequest("Give exactly one of email or organization", code="validation_error")
     if email is not None:
@@ -70,6 +79,12 @@ def start(db: Session, *, email: str | None, organization_slug: str | None, retu
     now = utcnow()
     db.execute(delete(SsoState).where(SsoState.expires_at <= now))
     state, nonce, code_verifier = secrets.token_urlsafe(32), secrets.token_urlsafe(32), secrets.token_urlsafe(64)
+    url = None
+    if connection.protocol == "saml":
+        slug = db.scalar(select(Organization.slug).where(Organization.id == connection.organization_id)) or ""
+        sp = sso_settings.service_provider(connection, secret_key=secret_key, public_url=public_url, slug=slug)
+        nonce, url = saml_sp.authn_request(sp, relay_state=state)
+        code_verifier = ""
     db.add(
         SsoState(
             state_hash=_hash(state),
@@ -81,6 +96,8 @@ def start(db: Session, *, email: str | None, organization_slug: str | None, retu
         )
     )
     db.flush()
+    if url is not None:
+        return url
     return oidc_client.authorization_url(
         sso_settings.discovery_of(connection),
         client_id=connection.client_id,
@@ -162,6 +179,57 @@ def finish(
     if claims.get("email_verified") is False:
         raise Unauthenticated("The identity provider has not verified this email address", code="sso_token_invalid")
     return _person(db, connection=connection, subject=subject, email=claims.get("email"), name=claims.get("name"))
+
+
+def finish_saml(
+    db: Session,
+    *,
+    pending: SsoState,
+    saml_response: str,
+    secret_key: str | None,
+    public_url: str,
+) -> User:
+    """The person a SAML response for `pending`'s request signs in, once it checks out and its
+    assertion is spent; then found, linked or provisioned as through OpenID Connect."""
+    connection = db.get(SsoConnection, pending.organization_id)
+    if connection is None or connection.protocol != "saml":
+        raise BadRequest("Single sign-on was turned off while signing in", code="sso_state_invalid")
+    slug = db.scalar(select(Organization.slug).where(Organization.id == connection.organization_id)) or ""
+    sp = sso_settings.service_provider(connection, secret_key=secret_key, public_url=public_url, slug=slug)
+    try:
+        assertion = saml_sp.validate(
+            sp, saml_response=saml_response, request_id=pending.nonce, email_attribute=connection.saml_email_attribute
+        )
+    except saml_sp.Invalid as exc:
+        raise invalid_response(exc.reason) from None
+    spend_assertion(db, organization_id=connection.organization_id, issuer=connection.issuer, assertion=assertion)
+    if assertion.email is None:
+        raise invalid_response("email")
+    return _person(db, connection=connection, subject=assertion.subject, email=assertion.email, name=assertion.name)
+
+
+def spend_assertion(db: Session, *, organization_id: str, issuer: str, assertion: saml_sp.Assertion) -> None:
+    """Remember the assertion until it expires; one seen before, in any process, is a replay."""
+    now = utcnow()
+    db.execute(delete(SamlAssertionSeen).where(SamlAssertionSeen.expires_at <= now - saml_sp.SKEW))
+    db.add(
+        SamlAssertionSeen(
+            assertion_hash=hashlib.sha256(f"{issuer}\n{assertion.id}".encode()).hexdigest(),
+            organization_id=organization_id,
+            expires_at=assertion.not_on_or_after + saml_sp.SKEW,
+        )
+    )
+    try:
+        with db.begin_nested():
+            db.flush()
+    except IntegrityError:
+        raise invalid_response("replayed") from None
+
+
+def invalid_response(reason: str) -> BadRequest:
+    return BadRequest(
+        f"The SAML response is not valid ({reason})", code="saml_response_invalid", details={"reason": reason}
+    )
 
 
 def _person(db: Session, *, connection: SsoConnection, subject: str, email: object, name: object) -> User:

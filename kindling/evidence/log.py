@@ -53,7 +53,7 @@ MEMBER_DEACTIVATED = "member.deactivated"  # {source}
 MEMBER_REACTIVATED = "member.reactivated"  # {source}
 SCIM_TOKEN_CREATED = "scim.token_created"  # {} (the subject is the token)
 SCIM_TOKEN_REVOKED = "scim.token_revoked"  # {}
-SSO_CONFIGURED = "sso.configured"  # {enabled, issuer, clientId, emailDomains, jitProvisioning, enforced}; only {enabled} when turned off
+SSO_CONFIGURED = "sso.configured"  # {enabled, protocol, issuer, clientId (oidc), emailDomains, jitProvisioning, enforced}; only {enabled} when off
 SSO_DOMAIN_VERIFIED = "sso.domain_verified"  # {domain}: its TXT record proved the organization's claim
 EVENT_TYPES = (
     ACT_RECORDED,

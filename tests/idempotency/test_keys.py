@@ -17,6 +17,7 @@ ACT = {"description": "Covered a shift", "category": "peer_recognition", "verifi
 UNKEYED = {
     "sign_up": "no caller; may show a session token once",
     "sign_in": "no caller; may show a session token once",
+    "saml_acs": "no caller; the IdP posts it once, and its RelayState and assertion are single-use",
     "create_token": "shows the API token once",
     "create_scim_token": "shows the SCIM token once",
     "create_endpoint": "shows the endpoint's signing secret once",
