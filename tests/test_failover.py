@@ -55,7 +55,8 @@ def two_postgres():
             shutil.rmtree(directory, ignore_errors=True)
 
 
-def test_multi_host_database_url_fails_over_with_503_and_retry_after(two_postgres, live_server):
+@pytest.mark.parametrize("fault", ["crash", "demotion"])
+def test_multi_host_database_url_fails_over_with_503_and_retry_after(two_postgres, live_server, fault):
     primary, standby = two_postgres
     url = (
         "postgresql+psycopg2://postgres@/postgres"
@@ -80,7 +81,12 @@ def test_multi_host_database_url_fails_over_with_503_and_retry_after(two_postgre
         writer.start()
     try:
         time.sleep(0.5)
-        primary.stop()  # immediate, as a crash: every pooled connection to it breaks
+        if fault == "crash":
+            primary.stop()  # immediate: every pooled connection to it breaks
+        else:
+            # Demoted as a manager demotes a primary: pooled connections stay open, and refuse writes.
+            execute(primary.url, "ALTER SYSTEM SET default_transaction_read_only = on")
+            execute(primary.url, "SELECT pg_reload_conf()")
         time.sleep(1.5)
         during = len(answered)
         execute(standby.url, "ALTER SYSTEM SET default_transaction_read_only = off")
