@@ -224,7 +224,9 @@ def _sentinels(value: str, service: str | None) -> tuple[tuple[tuple[str, int], 
             raise ConfigError(f"REDIS_SENTINELS: {item!r} is not host:port with a port from 1 to 65535")
         sentinels.append((host, int(port_text)))
     if sentinels and not service:
-        raise ConfigError("REDIS_SENTINEL_SERVICE (the master's name the Sentinels monitor) is required with REDIS_SENTINELS")
+        raise ConfigError(
+            "REDIS_SENTINEL_SERVICE (the master's name the Sentinels monitor) is required with REDIS_SENTINELS"
+        )
     if service and not sentinels:
         raise ConfigError("REDIS_SENTINELS (host:port,…) is required with REDIS_SENTINEL_SERVICE")
     if service and not re.fullmatch(r"[A-Za-z0-9._-]+", service):

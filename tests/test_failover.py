@@ -72,8 +72,12 @@ def test_multi_host_database_url_fails_over_with_503_and_retry_after(two_postgre
         with requests.Session() as http:
             while writing.is_set():
                 started = time.perf_counter()
-                response = http.post(f"{server.url}/api/kindness", json=OUTSIDER_ACT, headers=caller.headers, timeout=10)
-                answered.append((response.status_code, response.headers.get("retry-after"), time.perf_counter() - started))
+                response = http.post(
+                    f"{server.url}/api/kindness", json=OUTSIDER_ACT, headers=caller.headers, timeout=10
+                )
+                answered.append(
+                    (response.status_code, response.headers.get("retry-after"), time.perf_counter() - started)
+                )
                 time.sleep(0.02)
 
     writers = [threading.Thread(target=write) for _ in range(3)]

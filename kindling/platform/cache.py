@@ -12,7 +12,6 @@ import redis.sentinel
 
 from kindling.platform.circuit import CircuitBreaker
 
-
 SENTINEL_SCHEME = "redis+sentinel://"
 
 

@@ -63,9 +63,7 @@ class RateLimiter:
     ) -> None:
         self._breaker = breaker or redis_breaker()
         self._fallback: Storage = MemoryStorage()
-        self._primary: Storage = (
-            _redis_storage(redis_url) if redis_url else self._fallback
-        )
+        self._primary: Storage = _redis_storage(redis_url) if redis_url else self._fallback
         self._moving = {id(storage): MovingWindowRateLimiter(storage) for storage in (self._primary, self._fallback)}
         self._items = {
             name: RateLimitItemPerSecond(max(1, int(amount * multiplier)), seconds)
