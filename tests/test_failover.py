@@ -178,9 +178,14 @@ def test_sentinel_settings_serve_several_workers_and_follow_a_promotion(sentinel
     }
     first, second = live_server(workers=2, **env), live_server(**env)
     caller = Caller(first)
-    before = caller.remaining(first)
-    assert caller.remaining(second) == before - 1  # one counter, in the master
-    assert redis.Redis(port=master.port).keys("kindling:*")
+
+    def shared_on(port: int) -> bool:
+        """Both servers count on one counter (a fixed window may roll over between two reads),
+        kept in the Redis on `port`."""
+        seen = caller.remaining(first)
+        return caller.remaining(second) == seen - 1 and bool(redis.Redis(port=port).keys("kindling:limits*"))
+
+    _wait_for(lambda: shared_on(master.port), "one counter in the master", timeout=15)
 
     assert master.process is not None
     master.process.send_signal(signal.SIGKILL)
@@ -190,11 +195,7 @@ def test_sentinel_settings_serve_several_workers_and_follow_a_promotion(sentinel
     for _ in range(5):
         assert requests.get(f"{first.url}/api/auth/session", headers=caller.headers, timeout=10).status_code == 200
 
-    def shared_again() -> bool:
-        seen = caller.remaining(first)
-        return caller.remaining(second) == seen - 1 and bool(redis.Redis(port=replica.port).keys("kindling:limits*"))
-
-    _wait_for(shared_again, "the limiter on the promoted master", timeout=30)
+    _wait_for(lambda: shared_on(replica.port), "the limiter on the promoted master", timeout=30)
     health = requests.get(f"{second.url}/api/health", timeout=10).json()
     assert health["checks"]["cache"]["status"] == "ok", health
 
