@@ -147,10 +147,10 @@ def _serve(settings: Settings, host: str, port: int, workers: int) -> int:
     if workers < 1:
         print("kindling: --workers must be at least 1", file=sys.stderr)
         return 2
-    if workers > 1 and (settings.embedded or not settings.redis_url):
+    if workers > 1 and (settings.embedded or not settings.redis_target):
         print(
             "kindling: several workers share state only through PostgreSQL and Redis; "
-            "set DATABASE_URL and REDIS_URL, or serve with --workers 1",
+            "set DATABASE_URL and REDIS_URL (or REDIS_SENTINELS), or serve with --workers 1",
             file=sys.stderr,
         )
         return 2

@@ -30,6 +30,10 @@ class Settings:
 
     database_url: str = DEFAULT_DATABASE_URL
     redis_url: str | None = None
+    # Sentinels (host, port) that name the Redis master of `redis_sentinel_service`, in place of
+    # `redis_url`: after a failover they name the promoted replica.
+    redis_sentinels: tuple[tuple[str, int], ...] = ()
+    redis_sentinel_service: str | None = None
     secret_key: str | None = None
     environment: str = "development"
     strict_health_check: bool = False
@@ -79,6 +83,15 @@ class Settings:
         return self.database_url.startswith("sqlite")
 
     @property
+    def redis_target(self) -> str | None:
+        """Where the cache and the limiter find Redis: `redis_url`, or the Sentinels as a
+        `redis+sentinel://host:port,…/service` URL (the form the `limits` library reads)."""
+        if self.redis_sentinels:
+            hosts = ",".join(f"{host}:{port}" for host, port in self.redis_sentinels)
+            return f"redis+sentinel://{hosts}/{self.redis_sentinel_service}"
+        return self.redis_url
+
+    @property
     def production(self) -> bool:
         return self.environment == "production"
 
@@ -103,6 +116,11 @@ class Settings:
         redis_url = text("REDIS_URL")
         if redis_url and not redis_url.startswith(("redis://", "rediss://", "unix://")):
             raise ConfigError("REDIS_URL must start with redis://, rediss:// or unix://")
+        sentinels, sentinel_service = _sentinels(text("REDIS_SENTINELS", ""), text("REDIS_SENTINEL_SERVICE"))
+        if sentinels and redis_url:
+            raise ConfigError("set REDIS_URL or REDIS_SENTINELS, not both")
+        if database_url.startswith("postgresql"):
+            _check_database_url(database_url)
         environment = text("ENVIRONMENT", "development")
         if environment not in ENVIRONMENTS:
             raise ConfigError(f"ENVIRONMENT must be one of {', '.join(ENVIRONMENTS)}, got {environment!r}")
@@ -149,6 +167,8 @@ class Settings:
         return cls(
             database_url=database_url,
             redis_url=redis_url,
+            redis_sentinels=sentinels,
+            redis_sentinel_service=sentinel_service,
             secret_key=secret_key,
             environment=environment,
             strict_health_check=_flag(env, "STRICT_HEALTH_CHECK"),
@@ -200,6 +220,46 @@ def _nameservers(value: str) -> tuple[tuple[str, int], ...]:
             raise ConfigError(f"DNS_NAMESERVERS: {item!r} has a port that is not from 1 to 65535")
         servers.append((str(address), int(port_text)))
     return tuple(servers)
+
+
+def _sentinels(value: str, service: str | None) -> tuple[tuple[tuple[str, int], ...], str | None]:
+    """REDIS_SENTINELS (comma-separated host:port) and REDIS_SENTINEL_SERVICE, checked together."""
+    sentinels = []
+    for item in (part.strip() for part in value.split(",")):
+        if not item:
+            continue
+        host, _, port_text = item.rpartition(":")
+        if not re.fullmatch(r"[A-Za-z0-9.-]+", host) or not port_text.isdigit() or not 1 <= int(port_text) <= 65535:
+            raise ConfigError(f"REDIS_SENTINELS: {item!r} is not host:port with a port from 1 to 65535")
+        sentinels.append((host, int(port_text)))
+    if sentinels and not service:
+        raise ConfigError(
+            "REDIS_SENTINEL_SERVICE (the master's name the Sentinels monitor) is required with REDIS_SENTINELS"
+        )
+    if service and not sentinels:
+        raise ConfigError("REDIS_SENTINELS (host:port,…) is required with REDIS_SENTINEL_SERVICE")
+    if service and not re.fullmatch(r"[A-Za-z0-9._-]+", service):
+        raise ConfigError(f"REDIS_SENTINEL_SERVICE must be letters, digits, '.', '_' or '-', got {service!r}")
+    return tuple(sentinels), service
+
+
+def _check_database_url(url: str) -> None:
+    """A PostgreSQL URL SQLAlchemy can read. Several hosts go in its documented form,
+    `postgresql+psycopg2://user@/db?host=h1:5432&host=h2:5432&target_session_attrs=read-write`;
+    libpq's comma form (`@h1:5432,h2:5432/db`) is refused by SQLAlchemy with an unclear error."""
+    from sqlalchemy.engine import make_url
+    from sqlalchemy.exc import ArgumentError
+
+    try:
+        parsed = make_url(url)
+        parsed.port  # noqa: B018 (it raises on a port that is not a number)
+    except (ArgumentError, ValueError):
+        raise ConfigError(
+            "DATABASE_URL is not a URL SQLAlchemy reads; several hosts go as "
+            "postgresql+psycopg2://user@/db?host=h1:5432&host=h2:5432&target_session_attrs=read-write"
+        ) from None
+    if parsed.drivername not in ("postgresql", "postgresql+psycopg2"):
+        raise ConfigError(f"DATABASE_URL must use postgresql+psycopg2://, got {parsed.drivername}://…")
 
 
 def _mail(text, public_url: str | None) -> tuple[str | None, str | None]:

@@ -177,3 +177,32 @@ def test_cli_db_upgrade_creates_the_schema(tmp_path):
     with sqlite3.connect(database) as connection:
         tables = {row[0] for row in connection.execute("SELECT name FROM sqlite_master WHERE type='table'")}
     assert {"users", "organizations", "sessions", "alembic_version"} <= tables
+
+
+def test_multi_host_database_url_in_sqlalchemys_form():
+    url = "postgresql+psycopg2://kindling@/kindling?host=db1:5432&host=db2:5432&target_session_attrs=read-write"
+    assert Settings.from_env({"DATABASE_URL": url}).database_url == url
+    # libpq's comma form, which SQLAlchemy cannot read, fails at start with the form that works.
+    with pytest.raises(ConfigError, match=r"host=h1:5432&host=h2:5432"):
+        Settings.from_env({"DATABASE_URL": "postgresql+psycopg2://kindling@db1:5432,db2:5432/kindling"})
+    with pytest.raises(ConfigError, match="postgresql\\+psycopg2"):
+        Settings.from_env({"DATABASE_URL": "postgresql+asyncpg://kindling@db1/kindling"})
+
+
+def test_redis_sentinels_stand_in_for_redis_url():
+    settings = Settings.from_env(
+        {"REDIS_SENTINELS": "10.0.0.1:26379, s2.internal:26380", "REDIS_SENTINEL_SERVICE": "kindling"}
+    )
+    assert settings.redis_sentinels == (("10.0.0.1", 26379), ("s2.internal", 26380))
+    assert settings.redis_target == "redis+sentinel://10.0.0.1:26379,s2.internal:26380/kindling"
+    assert Settings.from_env({"REDIS_URL": "redis://r:6379/0"}).redis_target == "redis://r:6379/0"
+    for env, mentions in [
+        ({"REDIS_SENTINELS": "s1:26379"}, "REDIS_SENTINEL_SERVICE"),
+        ({"REDIS_SENTINEL_SERVICE": "kindling"}, "REDIS_SENTINELS"),
+        ({"REDIS_SENTINELS": "s1", "REDIS_SENTINEL_SERVICE": "kindling"}, "host:port"),
+        ({"REDIS_SENTINELS": "s1:0", "REDIS_SENTINEL_SERVICE": "kindling"}, "host:port"),
+        ({"REDIS_SENTINELS": "s1:26379", "REDIS_SENTINEL_SERVICE": "a b"}, "REDIS_SENTINEL_SERVICE"),
+        ({"REDIS_SENTINELS": "s1:26379", "REDIS_SENTINEL_SERVICE": "k", "REDIS_URL": "redis://r"}, "not both"),
+    ]:
+        with pytest.raises(ConfigError, match=mentions):
+            Settings.from_env(env)

@@ -1,4 +1,4 @@
-"""The cache store: in-process for embedded mode, Redis when REDIS_URL is set."""
+"""The cache store: in-process for embedded mode, Redis when REDIS_URL or REDIS_SENTINELS is set."""
 
 from __future__ import annotations
 
@@ -8,8 +8,33 @@ import typing
 from typing import Protocol
 
 import redis
+import redis.sentinel
 
 from kindling.platform.circuit import CircuitBreaker
+
+SENTINEL_SCHEME = "redis+sentinel://"
+
+
+def redis_client(url: str, *, timeout: float, decode_responses: bool = False) -> redis.Redis:
+    """A client for `url`: a Redis URL, or `redis+sentinel://host:port,…/service`, whose client
+    asks the Sentinels for the master at every new connection. redis-py's Sentinel pool drops a
+    connection that meets READONLY (a master demoted to replica) and raises a ConnectionError, so
+    the next command connects to the master the Sentinels name by then."""
+    if not url.startswith(SENTINEL_SCHEME):
+        return redis.Redis.from_url(
+            url, socket_timeout=timeout, socket_connect_timeout=timeout, decode_responses=decode_responses
+        )
+    hosts, _, service = url.removeprefix(SENTINEL_SCHEME).partition("/")
+    sentinels = [(host, int(port)) for host, _, port in (item.rpartition(":") for item in hosts.split(","))]
+    sentinel = redis.sentinel.Sentinel(
+        sentinels,
+        socket_timeout=timeout,
+        socket_connect_timeout=timeout,
+        sentinel_kwargs={"socket_timeout": timeout, "socket_connect_timeout": timeout},
+    )
+    return sentinel.master_for(
+        service, socket_timeout=timeout, socket_connect_timeout=timeout, decode_responses=decode_responses
+    )
 
 
 class Cache(Protocol):
@@ -69,7 +94,7 @@ class RedisCache:
 
     def __init__(self, url: str, breaker: CircuitBreaker, *, prefix: str = "kindling:cache:") -> None:
         self.url = url
-        self._redis = redis.Redis.from_url(url, socket_timeout=1, socket_connect_timeout=1, decode_responses=True)
+        self._redis = redis_client(url, timeout=1, decode_responses=True)
         self._prefix = prefix
         self._fallback = MemoryCache()
         self._breaker = breaker
@@ -108,9 +133,7 @@ class RedisCache:
         on a pool of its own, so health always asks Redis itself)."""
         client = self._health_clients.get(timeout)
         if client is None:
-            client = self._health_clients[timeout] = redis.Redis.from_url(
-                self.url, socket_timeout=timeout, socket_connect_timeout=timeout
-            )
+            client = self._health_clients[timeout] = redis_client(self.url, timeout=timeout)
         client.ping()
 
     def clear(self) -> None:

@@ -57,6 +57,7 @@ def make_engine(url: str, *, silence_limit: float | None = SILENCE_LIMIT) -> Eng
             "keepalives_count": 3,
         },
     )
+    _leave_pool_when_demoted(engine)
     if silence_limit is not None:
 
         @event.listens_for(engine, "connect")
@@ -64,6 +65,22 @@ def make_engine(url: str, *, silence_limit: float | None = SILENCE_LIMIT) -> Eng
             _silence_limits[dbapi_connection] = silence_limit
 
     return engine
+
+
+# SQLSTATEs a failover gives a connection kept open: a primary demoted to replica (read-only
+# transaction, hot standby), or shut down by its administrator or its manager (Patroni).
+FAILOVER_STATES = frozenset({"25006", "57P01", "57P02", "57P03"})
+
+
+def _leave_pool_when_demoted(engine: Engine) -> None:
+    """Count a failover's errors as disconnects: SQLAlchemy then invalidates the connection and
+    the pool's older ones, and the next checkout (with target_session_attrs=read-write) reaches
+    the new primary. The request answers 503 with Retry-After, never 500."""
+
+    @event.listens_for(engine, "handle_error")
+    def demoted(context):
+        if getattr(context.original_exception, "pgcode", None) in FAILOVER_STATES:
+            context.is_disconnect = True
 
 
 @contextlib.contextmanager

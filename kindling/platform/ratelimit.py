@@ -8,11 +8,11 @@ import math
 import time
 
 from limits import RateLimitItemPerSecond
-from limits.storage import MemoryStorage, RedisStorage, Storage
+from limits.storage import MemoryStorage, RedisSentinelStorage, RedisStorage, Storage
 from limits.strategies import MovingWindowRateLimiter
 
 from kindling.platform.access import Principal
-from kindling.platform.cache import redis_breaker
+from kindling.platform.cache import SENTINEL_SCHEME, redis_breaker
 from kindling.platform.circuit import CircuitBreaker
 
 log = logging.getLogger(__name__)
@@ -63,11 +63,7 @@ class RateLimiter:
     ) -> None:
         self._breaker = breaker or redis_breaker()
         self._fallback: Storage = MemoryStorage()
-        self._primary: Storage = (
-            RedisStorage(redis_url, key_prefix="kindling:limits", socket_timeout=1, socket_connect_timeout=1)
-            if redis_url
-            else self._fallback
-        )
+        self._primary: Storage = _redis_storage(redis_url) if redis_url else self._fallback
         self._moving = {id(storage): MovingWindowRateLimiter(storage) for storage in (self._primary, self._fallback)}
         self._items = {
             name: RateLimitItemPerSecond(max(1, int(amount * multiplier)), seconds)
@@ -122,3 +118,18 @@ def rules_for(operation_class: str | None, principal: Principal | None) -> list[
     if operation_class is not None:
         rules.append(operation_class)
     return rules
+
+
+def _redis_storage(url: str) -> Storage:
+    """limits' storage for a Redis URL, or for `redis+sentinel://host:port,…/service`: its
+    Sentinel storage finds the master the Sentinels name, and writes only to it."""
+    if url.startswith(SENTINEL_SCHEME):
+        return RedisSentinelStorage(
+            url,
+            use_replicas=False,
+            key_prefix="kindling:limits",
+            sentinel_kwargs={"socket_timeout": 1, "socket_connect_timeout": 1},
+            socket_timeout=1,
+            socket_connect_timeout=1,
+        )
+    return RedisStorage(url, key_prefix="kindling:limits", socket_timeout=1, socket_connect_timeout=1)

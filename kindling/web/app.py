@@ -54,8 +54,8 @@ def create_app(settings: Settings | None = None) -> connexion.FlaskApp:
         engine=engine,
         database_probe=DatabaseProbe(engine),
         session_factory=make_session_factory(engine),
-        cache=make_cache(settings.redis_url, breaker),
-        limiter=RateLimiter(settings.redis_url, settings.rate_limit_multiplier, breaker=breaker),
+        cache=make_cache(settings.redis_target, breaker),
+        limiter=RateLimiter(settings.redis_target, settings.rate_limit_multiplier, breaker=breaker),
         signer=make_signer(
             settings.evidence_signing_key, settings.evidence_previous_keys, settings.database_url, settings.public_url
         ),
