@@ -37,12 +37,18 @@ def sdk(tmp_path, monkeypatch):
     """The generated package, importable for this test only."""
     # The generator formats its output with ruff, which it finds on PATH next to itself.
     bin_dir = pathlib.Path(sys.executable).parent
+    # SAML metadata is XML for identity providers: a client takes it as bytes, as the generator's
+    # documented `content_type_overrides` setting says.
+    config = tmp_path / "generator.yaml"
+    config.write_text('content_type_overrides:\n  "application/samlmetadata+xml": application/octet-stream\n')
     run = subprocess.run(
         [
             bin_dir / "openapi-python-client",
             "generate",
             "--path",
             ROOT / "openapi.yaml",
+            "--config",
+            config,
             "--meta",
             "none",
             "--output-path",
