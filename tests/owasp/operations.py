@@ -37,6 +37,8 @@ ACCESS = {
     # Single sign-on begins without a session; its callback is proven by the single-use state.
     ("GET", "/api/auth/sso/start"): Access(ANYONE),
     ("GET", "/api/auth/sso/callback"): Access(ANYONE),
+    ("GET", "/api/auth/saml/{organizationSlug}/metadata"): Access(ANYONE),
+    ("POST", "/api/auth/saml/acs"): Access(ANYONE, {"SAMLResponse": "PHg+", "RelayState": "x"}),
     ("PUT", "/api/organization/sso"): Access(
         ADMIN,
         {

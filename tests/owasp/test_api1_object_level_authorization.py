@@ -207,6 +207,10 @@ CASES = {
 
 # Ids that name no tenant's record, so there is no other tenant's record to reach through them.
 NOT_TENANT_RECORDS = {
+    (
+        "GET",
+        "/api/auth/saml/{organizationSlug}/metadata",
+    ): "service-provider metadata is public: identity providers read it",
     ("POST", "/api/kindness"): "recipientId is free text naming anyone, inside or outside the organization",
     ("POST", "/api/invitations/send"): "any consultant may invite any organization: that is the product",
     (

@@ -32,9 +32,12 @@ def test_the_spec_secures_everything_but_health_sign_up_sign_in_webhooks_and_att
     # An attester has no account: the single-use token in the body is the credential. The
     # evidence keys are public: an auditor checks bundles and exports with them, without an account.
     # Single sign-on begins without a session, and its callback is proven by the single-use state,
-    # as the Slack install's is. Slack's requests are proven by Slack's signature.
+    # as the Slack install's is. Slack's requests are proven by Slack's signature. A SAML response
+    # is proven by the identity provider's signature, and the service provider's metadata is for
+    # identity providers to read.
     open_operations = sorted(key for key, operation in spec.operations().items() if operation.get("security") == [])
     assert open_operations == [
+        ("GET", "/api/auth/saml/{organizationSlug}/metadata"),
         ("GET", "/api/auth/sso/callback"),
         ("GET", "/api/auth/sso/start"),
         ("GET", "/api/evidence/keys"),
@@ -43,6 +46,7 @@ def test_the_spec_secures_everything_but_health_sign_up_sign_in_webhooks_and_att
         ("GET", "/attest"),
         ("POST", "/api/attestations/answer"),
         ("POST", "/api/attestations/lookup"),
+        ("POST", "/api/auth/saml/acs"),
         ("POST", "/api/auth/sign-in"),
         ("POST", "/api/auth/sign-up"),
         ("POST", "/integrations/slack/commands"),
