@@ -58,20 +58,13 @@ def begin(db: Session, attempt: Attempt, *, now: dt.datetime) -> Answer | None:
     """What the key's first request answered, to answer again; None when the key is new, which
     the transaction of `db` then holds until it ends."""
     postgres = db.get_bind().dialect.name == "postgresql"
-    insert = postgresql.insert if postgres else sqlite.insert
-    values = {
-        "user_id": attempt.user_id,
-        "key": attempt.key,
-        "operation": attempt.operation,
-        "body_sha256": attempt.body_sha256,
-        "created_at": now,
-    }
+    values = _claim(attempt, now)
     # One statement for a new key: the lock, then the claim of the key in this transaction.
     free = func.pg_try_advisory_xact_lock(_lock(attempt)) if postgres else true()
     # Core statements on the session's connection: the ORM's bookkeeping of an UPDATE alone costs
     # over a millisecond, which a key must not add to a write.
     claimed = db.connection().scalar(
-        insert(IdempotentResponse)
+        _insert(db)
         .from_select(list(values), select(*(literal(value) for value in values.values())).where(free))
         .on_conflict_do_nothing()
         .returning(IdempotentResponse.key)
@@ -105,21 +98,28 @@ def keep(db: Session, attempt: Attempt, answer: Answer) -> None:
 def keep_refusal(db: Session, attempt: Attempt, answer: Answer, *, now: dt.datetime) -> None:
     """Store a refusal, in a transaction of its own once the request's has rolled back its claim;
     a request that claimed the key meanwhile keeps it."""
-    insert = postgresql.insert if db.get_bind().dialect.name == "postgresql" else sqlite.insert
     db.execute(
-        insert(IdempotentResponse)
-        .values(
-            user_id=attempt.user_id,
-            key=attempt.key,
-            operation=attempt.operation,
-            body_sha256=attempt.body_sha256,
-            status=answer.status,
-            headers=answer.headers,
-            body=answer.body,
-            created_at=now,
-        )
+        _insert(db)
+        .values(**_claim(attempt, now), status=answer.status, headers=answer.headers, body=answer.body)
         .on_conflict_do_nothing()
     )
+
+
+def _claim(attempt: Attempt, now: dt.datetime) -> dict:
+    """The columns of a key's claim."""
+    return {
+        "user_id": attempt.user_id,
+        "key": attempt.key,
+        "operation": attempt.operation,
+        "body_sha256": attempt.body_sha256,
+        "created_at": now,
+    }
+
+
+def _insert(db: Session):
+    """An INSERT of a response in the dialect of `db`, which can skip a conflicting key."""
+    insert = postgresql.insert if db.get_bind().dialect.name == "postgresql" else sqlite.insert
+    return insert(IdempotentResponse)
 
 
 def chore(db: Session) -> None:
