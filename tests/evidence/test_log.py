@@ -444,6 +444,17 @@ def postgresql_only(db):
         pytest.skip("the trigger exists on PostgreSQL; test_the_service_only_ever_inserts_into_the_log covers SQLite")
 
 
+def assert_append_only(db, statement: str, organization_id: str) -> None:
+    """PostgreSQL's trigger refuses `statement` as an append-only table's refusal."""
+    postgresql_only(db)
+    savepoint = db.begin_nested()
+    with pytest.raises(Exception) as refused:
+        db.execute(text(statement), {"org": organization_id})
+    savepoint.rollback()
+    assert "the evidence log is append-only" in str(refused.value)
+    assert getattr(refused.value.orig, "pgcode", None) == "42501"
+
+
 @pytest.mark.parametrize(
     "statement",
     [
@@ -453,13 +464,7 @@ def postgresql_only(db):
     ],
 )
 def test_postgresql_refuses_to_change_or_remove_events(db, logged, statement):
-    postgresql_only(db)
-    savepoint = db.begin_nested()
-    with pytest.raises(Exception) as refused:
-        db.execute(text(statement), {"org": logged.organization_id})
-    savepoint.rollback()
-    assert "the evidence log is append-only" in str(refused.value)
-    assert getattr(refused.value.orig, "pgcode", None) == "42501"
+    assert_append_only(db, statement, logged.organization_id)
     assert (
         db.scalar(
             select(EvidenceEvent.seq)
@@ -480,10 +485,4 @@ def test_postgresql_refuses_to_change_or_remove_events(db, logged, statement):
     ],
 )
 def test_postgresql_refuses_to_change_or_remove_tree_nodes(db, logged, statement):
-    postgresql_only(db)
-    savepoint = db.begin_nested()
-    with pytest.raises(Exception) as refused:
-        db.execute(text(statement), {"org": logged.organization_id})
-    savepoint.rollback()
-    assert "the evidence log is append-only" in str(refused.value)
-    assert getattr(refused.value.orig, "pgcode", None) == "42501"
+    assert_append_only(db, statement, logged.organization_id)
