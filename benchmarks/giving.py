@@ -1,7 +1,7 @@
 """Giving at scale: 100,000 giving requests in one organization, timed through the HTTP interface.
 
     psql -h 127.0.0.1 -U postgres -c "CREATE DATABASE kindling_giving_bench"
-    python benchmarks/giving.py \\
+    python -m benchmarks.giving \\
         --database-url postgresql+psycopg2://postgres@127.0.0.1:5432/kindling_giving_bench \\
         [--redis-url redis://127.0.0.1:6379/2] [--reset | --reuse]
 

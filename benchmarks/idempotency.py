@@ -1,7 +1,7 @@
 """What an Idempotency-Key adds to an act create, measured side by side over HTTP.
 
     psql -h 127.0.0.1 -U postgres -c "CREATE DATABASE kindling_idempotency_bench"
-    PYTHONPATH=. python benchmarks/idempotency.py \\
+    python -m benchmarks.idempotency \\
         --database-url postgresql+psycopg2://postgres@127.0.0.1:5432/kindling_idempotency_bench \\
         [--redis-url redis://127.0.0.1:6379/2] [--reset] [--samples 500]
 

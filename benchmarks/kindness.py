@@ -1,7 +1,7 @@
 """Kindness at scale: 1,000,000 acts in one of 10 organizations, timed through the HTTP interface.
 
     psql -h 127.0.0.1 -U postgres -c "CREATE DATABASE kindling_kindness_bench"
-    python benchmarks/kindness.py \\
+    python -m benchmarks.kindness \\
         --database-url postgresql+psycopg2://postgres@127.0.0.1:5432/kindling_kindness_bench \\
         [--redis-url redis://127.0.0.1:6379/2] [--reset | --reuse]
 

@@ -2,7 +2,7 @@
 own checks, then pysaml2's signature check through the xmlsec1 subprocess) on responses of
 pysaml2's own IdP, signed with RSA-SHA256.
 
-    PYTHONPATH=. python benchmarks/saml.py [--samples 200]
+    python -m benchmarks.saml [--samples 200]
 
 Times, after a warm-up, responses with a signed Assertion (target p95 ≤ 50 ms) and with both the
 Response and the Assertion signed (target p95 ≤ 100 ms), alternating, so both see the same load

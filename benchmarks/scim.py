@@ -1,7 +1,7 @@
 """SCIM at scale: lookups among 100,000 users, a 1,000-member group PATCH, 10,000 users provisioned.
 
     psql -h 127.0.0.1 -U postgres -c "CREATE DATABASE kindling_scim_bench"
-    python benchmarks/scim.py \\
+    python -m benchmarks.scim \\
         --database-url postgresql+psycopg2://postgres@127.0.0.1:5432/kindling_scim_bench \\
         [--redis-url redis://127.0.0.1:6379/2] [--reset]
 
