@@ -110,3 +110,37 @@ def test_each_organization_has_its_own_limit_with_retry_after(client, make, runt
     refused = scim_error(client.get("/scim/v2/Users", headers=scim), 429)
     assert refused["detail"] and int(client.get("/scim/v2/Users", headers=scim).headers["retry-after"]) >= 1
     ok(client.get("/scim/v2/Users", headers=other))
+
+
+@pytest.mark.parametrize(
+    "attributes",
+    [
+        {"userName": "u" * 256},
+        {"externalId": "x" * 256},
+        {"displayName": "d" * 256},
+        {"title": "t" * 256},
+        {"name": {"givenName": "g" * 256}},
+        {"name": {"familyName": "f" * 256}},
+        {ENTERPRISE: {"department": "d" * 256}},
+        {ENTERPRISE: {"employeeNumber": "1" * 256}},
+    ],
+    ids=["userName", "externalId", "displayName", "title", "givenName", "familyName", "department", "employeeNumber"],
+)
+def test_a_value_longer_than_kindling_keeps_is_refused_not_cut(client, scim, attributes):
+    scim_error(client.post("/scim/v2/Users", headers=scim, json=user("kept", **attributes)), 400, "invalidValue")
+    created = ok(client.post("/scim/v2/Users", headers=scim, json=user("kept")), 201)
+    scim_error(
+        client.put(f"/scim/v2/Users/{created['id']}", headers=scim, json=user("kept", **attributes)),
+        400,
+        "invalidValue",
+    )
+    assert ok(client.get(f"/scim/v2/Users/{created['id']}", headers=scim), 200)["userName"] == "kept"
+
+
+def test_a_group_name_longer_than_kindling_keeps_is_refused(client, scim):
+    scim_error(client.post("/scim/v2/Groups", headers=scim, json={"displayName": "g" * 256}), 400, "invalidValue")
+    scim_error(
+        client.post("/scim/v2/Groups", headers=scim, json={"displayName": "g", "externalId": "e" * 256}),
+        400,
+        "invalidValue",
+    )

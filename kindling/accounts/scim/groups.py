@@ -205,7 +205,8 @@ def _apply(db: Session, group: DirectoryGroup, resource: Group) -> None:
     )
     if taken is not None and taken != group.id:
         raise UniquenessException(detail="A group with this displayName already exists")
-    group.display_name = display_name[:255]
+    resources.check_lengths(resource)
+    group.display_name = display_name
     group.display_name_key = key[:255]
     group.external_id = resource.external_id
     group.version += 1

@@ -42,6 +42,10 @@ from scim2_models import (
 )
 
 MAX_RESULTS = 200
+# The longest text Kindling keeps of an attribute (its columns' size): a longer value is refused,
+# never cut, so what a client reads back is what it wrote. An email address is at most 254 (RFC 5321).
+MAX_TEXT = 255
+MAX_EMAIL = 254
 
 
 class Name(ComplexAttribute):
@@ -246,6 +250,27 @@ def validate(model: Any, payload: object, context: Context) -> Any:
         raise SCIMException.from_error(
             Error(status=400, scim_type=error.scim_type or "invalidValue", detail=(error.detail or "")[:300])
         ) from None
+
+
+def check_lengths(resource: Resource) -> None:
+    """400 invalidValue naming the first attribute whose text is longer than Kindling keeps."""
+    stored = resource.model_dump(scim_ctx=Context.RESOURCE_REPLACEMENT_REQUEST)
+    stored.pop("members", None)  # ids of Kindling's own users, checked as such
+    for path, value in _texts(stored):
+        limit = MAX_EMAIL if path.startswith("emails") else MAX_TEXT
+        if len(value) > limit:
+            raise InvalidValueException(detail=f"{path} is longer than {limit} characters")
+
+
+def _texts(value: object, path: str = ""):
+    if isinstance(value, str):
+        yield path, value
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            yield from _texts(item, f"{path}.{key}" if path and not key.startswith("urn:") else key)
+    elif isinstance(value, list):
+        for item in value:
+            yield from _texts(item, path)
 
 
 def response_parameters(model: Any, attributes: str | None, excluded_attributes: str | None) -> Any:

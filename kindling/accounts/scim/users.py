@@ -279,14 +279,15 @@ def _apply(db: Session, scim_user: ScimUser, person: Person, resource: User) -> 
 
 def _write(scim_user: ScimUser, person: Person, resource: User) -> None:
     """Set what the resource says on the person and their SCIM record; the email aside."""
+    resources.check_lengths(resource)
     if resource.password and scim_user.sets_password:
         person.password_hash = _hasher.hash(resource.password)
     enterprise = resource[EnterpriseUser] or EnterpriseUser()
     person.name = _display(resource)
     person.department = enterprise.department
     person.employee_number = enterprise.employee_number
-    scim_user.user_name = _user_name(resource)[:255]
-    scim_user.user_name_key = user_name_key(_user_name(resource))[:255]
+    scim_user.user_name = _user_name(resource)
+    scim_user.user_name_key = user_name_key(_user_name(resource))[:255]  # lower-casing may lengthen it
     scim_user.external_id = resource.external_id
     scim_user.display_name = resource.display_name
     scim_user.given_name = resource.name.given_name if resource.name else None
