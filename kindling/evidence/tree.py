@@ -113,22 +113,29 @@ class Recomputed(typing.NamedTuple):
 def from_events(db: Session, *, organization_id: str, up_to: int, sizes: Iterable[int] = ()) -> Recomputed:
     """Rebuild the organization's tree from its events' stored hashes up to seq `up_to`, never from
     the node table: the roots at `sizes` (those the events reach) and at the end."""
-    wanted = sorted(set(sizes))
-    roots: dict[int, bytes] = {}
-    frontier = merkle.Frontier()
     statement = (
         select(_events.c.hash)
         .where(_events.c.organization_id == organization_id, _events.c.seq <= bindparam("up_to"))
         .order_by(_events.c.seq)
         .execution_options(yield_per=_STREAM_BATCH)
     )
+    rows = db.execute(statement, {"up_to": up_to})
+    return from_hashes((bytes.fromhex(hash_) for (hash_,) in rows), sizes=sizes)
+
+
+def from_hashes(hashes: Iterable[bytes], *, sizes: Iterable[int] = ()) -> Recomputed:
+    """The tree whose leaves are these event hashes, in seq order: the roots at `sizes` (those
+    the hashes reach) and at the end."""
+    wanted = sorted(set(sizes))
+    roots: dict[int, bytes] = {}
+    frontier = merkle.Frontier()
     position = 0
     if wanted and wanted[0] == 0:
         roots[0] = merkle.EMPTY_ROOT
         position = 1
     leaf_hash, append = merkle.leaf_hash, frontier.append
-    for (hash_,) in db.execute(statement, {"up_to": up_to}):
-        append(leaf_hash(bytes.fromhex(hash_)))
+    for hash_ in hashes:
+        append(leaf_hash(hash_))
         if position < len(wanted) and frontier.size == wanted[position]:
             roots[frontier.size] = frontier.root()
             position += 1

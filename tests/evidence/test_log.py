@@ -380,7 +380,9 @@ def test_a_deleted_run_of_events_is_found_where_it_starts(client, logged, tamper
     assert result["intact"] is False and result["firstBrokenSeq"] == 4 and result["events"] == 4
 
 
-def test_an_edited_event_of_no_record_is_found(client, logged, tamper, db):
+def test_an_edited_event_of_no_record_is_found(client, logged, tamper, db, monkeypatch):
+    # Events of no record are read in windows of seqs: (6, 9] holds this one.
+    monkeypatch.setattr(evidence, "_SEQ_WINDOW", 3)
     evidence.append(
         db,
         organization_id=logged.organization_id,
@@ -404,6 +406,27 @@ def test_a_deleted_last_event_is_found(client, logged, tamper):
     tamper("DELETE FROM evidence_events WHERE organization_id = :org AND seq = 7", org=logged.organization_id)
     result = verify(client, logged)
     assert result["intact"] is False and result["firstBrokenSeq"] == 7
+
+
+@pytest.mark.parametrize("deleted", [1, 2, 4, 6, 7])
+def test_a_deleted_event_is_found_wherever_it_lies(client, logged, tamper, deleted):
+    tamper(
+        "DELETE FROM evidence_events WHERE organization_id = :org AND seq = :seq",
+        org=logged.organization_id,
+        seq=deleted,
+    )
+    result = verify(client, logged)
+    assert (result["intact"], result["firstBrokenSeq"], result["events"]) == (False, deleted, 6)
+
+
+def test_a_hash_that_is_not_hex_breaks_the_chain_there(client, logged, tamper):
+    tamper(
+        "UPDATE evidence_events SET hash = :hash WHERE organization_id = :org AND seq = 3",
+        hash="z" * 64,
+        org=logged.organization_id,
+    )
+    result = verify(client, logged)
+    assert (result["intact"], result["firstBrokenSeq"]) == (False, 3)
 
 
 # --- append-only ---
