@@ -8,10 +8,9 @@ import pytest
 import redis
 import requests
 
-from kindling.platform.access import Principal
-from kindling.platform.ratelimit import RULES, RateLimiter, rules_for
+from kindling.platform.ratelimit import RULES, RateLimiter
 from kindling.web.app import load_spec
-from kindling.web.operations import HTTP_METHODS, Operations
+from kindling.web.operations import HTTP_METHODS
 
 HEADERS = ("x-ratelimit-limit", "x-ratelimit-remaining", "x-ratelimit-reset")
 
@@ -55,21 +54,19 @@ def test_consultant_limit_is_100(client, make):
     assert client.get("/api/auth/session", headers=consultant.headers).headers["x-ratelimit-limit"] == "100"
 
 
-def test_rules_follow_the_class_each_operation_declares():
-    operations = Operations(load_spec()["paths"])
-    consultant = Principal("u", "consultant", None, None, "s")
-    member = Principal("u", "member", "o", "member", "s")
-
-    def rules(method: str, path: str, caller: Principal | None) -> list[str]:
-        operation = operations.find(method, path)
-        assert operation is not None
-        return rules_for(operation.rate_limit, caller)
-
-    assert rules("POST", "/api/bulk/invite", consultant) == ["consultant", "bulk"]
-    assert rules("GET", "/api/bulk/export", consultant) == ["consultant", "bulk"]
-    assert rules("POST", "/api/theme/generate", consultant) == ["consultant", "theme-generate"]
-    assert rules("POST", "/api/kindness", member) == ["member"]
-    assert rules("GET", "/api/kindness", None) == ["anonymous"]
+def test_an_operation_class_is_counted_apart_from_the_callers_limit(rate_window, client, make):
+    consultant = make.consultant()
+    for _ in range(5):
+        response = client.post("/api/theme/generate", json={}, headers=consultant.headers)
+        assert response.status_code == 400 and response.headers["x-ratelimit-limit"] == "5"
+    refused = client.post("/api/theme/generate", json={}, headers=consultant.headers)
+    assert refused.status_code == 429 and refused.json()["code"] == "rate_limited"
+    assert refused.headers["retry-after"] == str(refused.json()["retryAfter"])
+    assert (refused.headers["x-ratelimit-limit"], refused.headers["x-ratelimit-remaining"]) == ("5", "0")
+    # The consultant's own limit is untouched by the class's refusal.
+    other = client.get("/api/clients", headers=consultant.headers)
+    assert other.status_code == 200 and other.headers["x-ratelimit-limit"] == "100"
+    assert int(other.headers["x-ratelimit-remaining"]) == 100 - 7
 
 
 def test_every_declared_rate_limit_class_is_a_rule():

@@ -112,12 +112,11 @@ class RateLimiter:
         return self._breaker.call(lambda: operation(self._primary), lambda: operation(self._fallback))
 
 
-def rules_for(operation_class: str | None, principal: Principal | None) -> list[str]:
-    """The rules a request counts against: its caller's, and its operation's class if it has one."""
-    rules = ["anonymous"] if principal is None else ["consultant" if principal.is_consultant else "member"]
-    if operation_class is not None:
-        rules.append(operation_class)
-    return rules
+def caller_rule(principal: Principal | None) -> str:
+    """The rule every request of this caller counts against; an operation's class is another."""
+    if principal is None:
+        return "anonymous"
+    return "consultant" if principal.is_consultant else "member"
 
 
 def _redis_storage(url: str) -> Storage:

@@ -28,7 +28,7 @@ from kindling.web.operations import Operations
 from kindling.web.overrides import validator_map
 from kindling.web.overrides.handler_signatures import settle_handlers
 from kindling.web.overrides.json_encoding import OrjsonJsonifier, OrjsonProvider
-from kindling.web.ratelimit import RateLimitMiddleware
+from kindling.web.ratelimit import OperationLimitMiddleware, RateLimitMiddleware
 from kindling.web.requestguard import RequestGuardMiddleware
 from kindling.web.routeguard import RouteGuardMiddleware
 from kindling.web.runtime import Runtime, keep_raw_form_bodies, own_request_transactions
@@ -93,11 +93,9 @@ def create_app(settings: Settings | None = None) -> connexion.FlaskApp:
         position=MiddlewarePosition.BEFORE_EXCEPTION,
         session_factory=state.session_factory,
     )
-    app.add_middleware(
-        RateLimitMiddleware, position=MiddlewarePosition.BEFORE_EXCEPTION, limiter=state.limiter, operations=operations
-    )
+    app.add_middleware(RateLimitMiddleware, position=MiddlewarePosition.BEFORE_EXCEPTION, limiter=state.limiter)
     app.add_middleware(RequestGuardMiddleware, position=MiddlewarePosition.BEFORE_ROUTING)
-    app.add_middleware(RouteGuardMiddleware, position=MiddlewarePosition.BEFORE_ROUTING, operations=operations)
+    app.add_middleware(RouteGuardMiddleware, position=MiddlewarePosition.BEFORE_ROUTING)
     # After the size and route guards, so an oversized request is refused before its token is looked up.
     app.add_middleware(
         ScimMiddleware,
@@ -105,9 +103,16 @@ def create_app(settings: Settings | None = None) -> connexion.FlaskApp:
         session_factory=state.session_factory,
         limiter=state.limiter,
     )
+    # The routed operation's class: after routing, before the security step, so a 401 counts too.
+    app.add_middleware(
+        OperationLimitMiddleware,
+        position=MiddlewarePosition.BEFORE_SECURITY,
+        limiter=state.limiter,
+        operations=operations,
+    )
     # After Connexion's security step, so a caller without a session gets its 401 first.
     app.add_middleware(AuthorizationMiddleware, position=MiddlewarePosition.BEFORE_VALIDATION, operations=operations)
-    errors.register(app)
+    errors.register(app, operations)
     # Flask runs teardowns in reverse order and after-request hooks too: a keyed write's success
     # is stored before the request's commit, its refusal after the request's transaction ended.
     keep_refusals(app.app, state)

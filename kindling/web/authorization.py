@@ -19,7 +19,7 @@ class AuthorizationMiddleware:
 
     async def __call__(self, scope, receive, send):
         if scope["type"] == "http":
-            operation = self.operations.find(scope["method"], scope["path"])
+            operation = self.operations.routed(scope)
             if operation is not None and not operation.admits(principal_of(scope)):
                 raise Forbidden(operation.refusal)
         await self.app(scope, receive, send)

@@ -18,6 +18,7 @@ from sqlalchemy.exc import TimeoutError as PoolTimeout
 from starlette.exceptions import HTTPException
 
 from kindling.errors import ApiError, ServiceUnavailable, field_error, quoted, refused, unsupported_media_type
+from kindling.web.operations import Operations
 
 log = logging.getLogger(__name__)
 
@@ -187,12 +188,19 @@ def _unsupported_media_type(exc: UnsupportedMediaTypeProblem) -> ApiError:
     return unsupported_media_type("must be one of: " + names if names else "is not accepted by this operation")
 
 
-def http_exception(_request: ConnexionRequest, exc: HTTPException) -> ConnexionResponse:
-    """Routing errors (unknown path, wrong method) and Flask aborts."""
-    status = exc.status_code
-    messages = {404: "No such endpoint", 405: "Method not allowed on this endpoint"}
-    message = messages.get(status) or (exc.detail if isinstance(exc.detail, str) else "Request failed")
-    return error_response(with_status(status, message, dict(exc.headers or {})), _request)
+def http_exception_handler(operations: Operations):
+    def http_exception(_request: ConnexionRequest, exc: HTTPException) -> ConnexionResponse:
+        """Routing errors (unknown path, wrong method) and Flask aborts. Connexion routes each
+        operation alone, so Starlette's 405 names one operation's methods: Allow lists the path's."""
+        status = exc.status_code
+        messages = {404: "No such endpoint", 405: "Method not allowed on this endpoint"}
+        message = messages.get(status) or (exc.detail if isinstance(exc.detail, str) else "Request failed")
+        headers = dict(exc.headers or {})
+        if status == 405:
+            headers["Allow"] = ", ".join(sorted(operations.methods_of(_request.scope["path"])))
+        return error_response(with_status(status, message, headers), _request)
+
+    return http_exception
 
 
 def database_unavailable(_request: ConnexionRequest, exc: Exception) -> ConnexionResponse:
@@ -218,12 +226,12 @@ def unhandled(_request: ConnexionRequest, exc: Exception) -> ConnexionResponse:
     return error_response(ApiError("Internal server error"), _request)
 
 
-def register(app) -> None:
+def register(app, operations: Operations) -> None:
     """Route every kind of failure to the envelope."""
     app.add_error_handler(ApiError, api_error)
     app.add_error_handler(SCIMException, scim_error)
     app.add_error_handler(ProblemException, problem)
-    app.add_error_handler(HTTPException, http_exception)
+    app.add_error_handler(HTTPException, http_exception_handler(operations))
     app.add_error_handler(DBAPIError, database_unavailable)
     app.add_error_handler(PoolTimeout, database_unavailable)
     app.add_error_handler(UnicodeDecodeError, undecodable)

@@ -1,10 +1,11 @@
-"""What openapi.yaml declares about each operation, found by method and path: who may call it
-(`x-roles`) and the rate-limit class it counts against (`x-rate-limit`)."""
+"""What openapi.yaml declares about each operation: who may call it (`x-roles`) and the rate-limit
+class it counts against (`x-rate-limit`), found by the operation Connexion's router chose."""
 
 from __future__ import annotations
 
 import dataclasses
 
+from connexion.middleware.abstract import ROUTING_CONTEXT
 from starlette.routing import compile_path
 
 from kindling.platform.access import Principal
@@ -48,39 +49,44 @@ def role_of(caller: Principal) -> str | None:
 
 
 class Operations:
-    """Every operation of the spec's paths, found as the router would find it."""
+    """Every operation of the spec's paths: by operation id, for the request Connexion routed, and
+    by path, for the methods a 405 lists."""
 
     def __init__(self, paths: dict) -> None:
-        self.literal: dict[str, dict[str, Operation]] = {}
+        self.by_id: dict[str, Operation] = {}
+        self.literal: dict[str, set[str]] = {}
         self.templated: list = []
         for template, item in paths.items():
-            operations = {
-                method.upper(): _operation(declared) for method, declared in item.items() if method in HTTP_METHODS
-            }
-            if "GET" in operations:
-                operations.setdefault("HEAD", operations["GET"])
+            methods = {method.upper() for method in item if method in HTTP_METHODS}
+            if "GET" in methods:
+                methods.add("HEAD")
+            self.by_id.update(
+                (declared["operationId"], _operation(declared))
+                for method, declared in item.items()
+                if method in HTTP_METHODS
+            )
             if "{" in template:
-                self.templated.append((compile_path(template)[0], template.count("{"), operations))
+                self.templated.append((compile_path(template)[0], template.count("{"), methods))
             else:
-                self.literal[template] = operations
+                self.literal[template] = methods
 
-    def of_path(self, path: str) -> dict[str, Operation]:
-        """The operations of the path `path` matches, by method; a literal path wins over a
-        template that also matches it (/stats over /{id}), and fewer parameters over more."""
+    def routed(self, scope) -> Operation | None:
+        """The operation Connexion's router matched this request to, if any. Connexion names it by
+        its handler's path (`x-openapi-router-controller` and the operationId), and operationIds
+        are unique in the spec."""
+        routing = scope.get("extensions", {}).get(ROUTING_CONTEXT)
+        operation_id = routing and routing["operation_id"]
+        return self.by_id.get(operation_id.rpartition(".")[2]) if operation_id else None
+
+    def methods_of(self, path: str) -> set[str]:
+        """The methods of the path `path` matches; a literal path wins over a template that also
+        matches it (/stats over /{id}), and fewer parameters over more. Only a refused method
+        needs them: Connexion routes each operation alone, so Starlette's 405 names one."""
         if path in self.literal:
             return self.literal[path]
-        matches = [
-            (parameters, operations) for pattern, parameters, operations in self.templated if pattern.match(path)
-        ]
+        matches = [(parameters, methods) for pattern, parameters, methods in self.templated if pattern.match(path)]
         fewest = min((parameters for parameters, _ in matches), default=0)
-        found: dict[str, Operation] = {}
-        for parameters, operations in matches:
-            if parameters == fewest:
-                found.update(operations)
-        return found
-
-    def find(self, method: str, path: str) -> Operation | None:
-        return self.of_path(path).get(method)
+        return {method for parameters, methods in matches if parameters == fewest for method in methods}
 
 
 def _operation(declared: dict) -> Operation:
