@@ -59,13 +59,15 @@ DATABASE_URL = (
     + "&target_session_attrs=read-write"
 )
 PAYMENT_SECRET = "whsec_cluster_proof_0123456789abcdef"
-ORGANIZATIONS = 4
-THREADS = 12
+# Each organization's evidence log takes one write at a time: many organizations, as a
+# deployment has, rather than a queue behind a few heads.
+ORGANIZATIONS = 16
+THREADS = 16
 SETTLE = 15.0  # seconds of load after each fault is over, before the next
 MARK = "cluster-proof "  # the start of every description, title and recipient the load writes
 # HAProxy's health check: the body's database check is "ok" (a strongly quoted regex).
 DATABASE_OK = r"""'"database"\s*:\s*\{\s*"status"\s*:\s*"ok"'"""
-TARGETS = {"5xx share": 0.01, "host": 10.0, "postgres": 30.0}
+TARGETS = {"5xx share": 0.01, "host": 10.0, "postgres": 30.0}  # a Redis failover is held to the host's
 
 
 class Processes:
@@ -169,9 +171,16 @@ class Cluster:
                         "parameters": {
                             "max_connections": 300,
                             "wal_log_hints": "on",
-                            # A frozen host's transaction holds its locks (a key's advisory lock,
-                            # the evidence log's head) until PostgreSQL ends its session.
-                            "idle_in_transaction_session_timeout": "5s",
+                            # The faults kill processes, never the machine: what the kernel
+                            # holds survives them, so commits need not wait for the disk (they
+                            # still wait for the synchronous standby).
+                            "fsync": "off",
+                            # A host that is frozen, cut off, or has given up on a statement
+                            # (Kindling's 3 s silence limit) leaves a transaction holding its
+                            # locks (a key's advisory lock, an evidence log's head): PostgreSQL
+                            # ends it once idle that long, or once it finds the client gone.
+                            "idle_in_transaction_session_timeout": "3s",
+                            "client_connection_check_interval": "1s",
                         },
                     },
                 },
@@ -401,6 +410,7 @@ class Write:
     acknowledged: float | None = None
     record: str | None = None  # the id the acknowledgement names
     subject: str | None = None  # a check-in's opportunity, a payment's donation
+    attempts: list = dataclasses.field(default_factory=list)  # (seconds since started, status)
 
 
 class Load:
@@ -426,11 +436,13 @@ class Load:
         while time.monotonic() - write.started < 120:
             try:
                 response = http.request(method, BALANCER + path, timeout=15, **attempt())
-            except requests.RequestException:
+            except requests.RequestException as error:
+                write.attempts.append((round(time.monotonic() - write.started, 1), type(error).__name__))
                 self.count("connection error")
                 time.sleep(0.5)
                 continue
             self.count(response.status_code)
+            write.attempts.append((round(time.monotonic() - write.started, 1), response.status_code))
             if response.status_code < 300:
                 write.acknowledged = time.monotonic()
                 return response.json()
@@ -641,12 +653,15 @@ def report(load: Load, faults: list[Fault], admins: list) -> bool:
     bounds = [fault.began - 1 for fault in faults] + [float("inf")]
     print("longest wait for an acknowledgement, retries included:")
     for fault, begin, end in zip(faults, bounds, bounds[1:], strict=False):
-        waits = [w.acknowledged - w.started for w in acknowledged if begin <= w.started < end]
-        longest = max(waits, default=0.0)
-        limit = TARGETS[fault.kind] if fault.kind in TARGETS else TARGETS["host"]
+        caught = [w for w in acknowledged if begin <= w.started < end]
+        slowest = max(caught, key=lambda w: w.acknowledged - w.started, default=None)
+        longest = 0.0 if slowest is None else slowest.acknowledged - slowest.started
+        limit = TARGETS["postgres"] if fault.kind == "postgres" else TARGETS["host"]
         ok = longest <= limit
         passed &= ok
-        print(f"  {fault.name:<32} {longest:6.1f} s (at most {limit:g} s) {'ok' if ok else 'MISSED'}")
+        print(f"  {fault.name:<36} {longest:5.1f} s (at most {limit:g} s) {'ok' if ok else 'MISSED'}")
+        if slowest is not None:  # what its client saw: (seconds, status) of each attempt
+            print(f"      {slowest.kind}, {slowest.started - fault.began:+.1f} s from the fault: {slowest.attempts}")
     return passed
 
 
