@@ -26,12 +26,15 @@ from __future__ import annotations
 import argparse
 import base64
 import contextlib
+import csv
 import dataclasses
+import io
 import json
 import os
 import pwd
 import random
 import signal
+import socket
 import subprocess
 import sys
 import threading
@@ -67,7 +70,7 @@ SETTLE = 15.0  # seconds of load after each fault is over, before the next
 MARK = "cluster-proof "  # the start of every description, title and recipient the load writes
 # HAProxy's health check: the body's database check is "ok" (a strongly quoted regex).
 DATABASE_OK = r"""'"database"\s*:\s*\{\s*"status"\s*:\s*"ok"'"""
-TARGETS = {"5xx share": 0.01, "host": 10.0, "postgres": 30.0}  # a Redis failover is held to the host's
+TARGETS = {"rate": 100, "5xx share": 0.01, "host": 10.0, "postgres": 30.0}  # a Redis failover is held to the host's
 
 
 class Processes:
@@ -322,12 +325,14 @@ class Cluster:
         with open(config, "w") as file:
             file.write(f"""global
     maxconn 2000
+    stats socket {self.work}/haproxy.sock
 defaults
     mode http
     timeout connect 1s
     timeout client 30s
-    # Above the 5 s a request caught by a database failover may take to answer 503.
-    timeout server 8s
+    # Above the 5 s a request caught by a database failover may take to answer 503; a host
+    # that holds a request longer is frozen or cut off, and the client retries elsewhere.
+    timeout server 6s
     timeout check 2s
     retries 3
     option redispatch 1
@@ -347,6 +352,19 @@ backend hosts
 """)
         self.processes.start("haproxy", ["haproxy", "-db", "-f", config])
         _wait_for(lambda: _answers(f"{BALANCER}/api/health"), "HAProxy", timeout=30)
+
+    def hosts_up(self) -> int:
+        """How many hosts HAProxy's health checks count up now (its stats, over its socket)."""
+        with socket.socket(socket.AF_UNIX) as stats:
+            stats.connect(os.path.join(self.work, "haproxy.sock"))
+            stats.sendall(b"show stat\n")
+            table = b""
+            while chunk := stats.recv(65536):
+                table += chunk
+        rows = csv.DictReader(io.StringIO(table.decode().lstrip("# ")))
+        return sum(
+            1 for row in rows if row["pxname"] == "hosts" and row["svname"] in HOSTS and row["status"].startswith("UP")
+        )
 
     def close(self) -> None:
         self.processes.close()
@@ -538,6 +556,7 @@ class Fault:
     kind: str  # host or postgres or redis
     began: float = 0.0
     ended: float = 0.0
+    hosts_out: int | None = None  # the most hosts HAProxy counted down at once, where watched
 
 
 def run_faults(cluster: Cluster, prefix: str, faults: list[Fault]) -> None:
@@ -577,8 +596,23 @@ def run_faults(cluster: Cluster, prefix: str, faults: list[Fault]) -> None:
         process.kill()
         process.wait()
 
-    during(cache, kill_master,
-           lambda: _wait_for(lambda: cluster.redis_master() not in (None, master), "Sentinel's promotion", timeout=60))  # fmt: skip
+    # A Redis failover must take no host out of the balancer: it is watched until settled.
+    watching = threading.Event()
+    watching.set()
+
+    def watch() -> None:
+        while watching.is_set():
+            cache.hosts_out = max(cache.hosts_out or 0, len(HOSTS) - cluster.hosts_up())
+            time.sleep(0.2)
+
+    watcher = threading.Thread(target=watch)
+    watcher.start()
+    try:
+        during(cache, kill_master,
+               lambda: _wait_for(lambda: cluster.redis_master() not in (None, master), "Sentinel's promotion", timeout=60))  # fmt: skip
+    finally:
+        watching.clear()
+        watcher.join()
 
 
 # -- The figures ----------------------------------------------------------------------------
@@ -611,7 +645,32 @@ def database_counts(markers: str) -> dict[str, dict[str, int]]:
         connection.close()
 
 
-def report(load: Load, faults: list[Fault], admins: list) -> bool:
+def cpu_seconds(prefix: str) -> dict[str, float]:
+    """CPU time so far of the processes running in this run's namespaces, by what they are: the
+    hosts' Kindling processes, PostgreSQL, and the rest (Patroni, etcd, Redis, HAProxy, this
+    client). Processes that have ended (a killed host's, closed connections' backends) are
+    not counted."""
+    tick = os.sysconf("SC_CLK_TCK")
+    used = {"kindling": 0.0, "postgres": 0.0, "rest": 0.0}
+    for namespace in [f"{prefix}-core", *(f"{prefix}-{host}" for host in HOSTS)]:
+        pids = subprocess.run(["ip", "netns", "pids", namespace], capture_output=True, text=True).stdout.split()
+        for pid in pids:
+            try:
+                with open(f"/proc/{pid}/stat") as stat:
+                    fields = stat.read().rsplit(")", 1)[1].split()
+                with open(f"/proc/{pid}/cmdline", "rb") as cmdline:
+                    command = cmdline.read().replace(b"\0", b" ").decode(errors="replace")
+            except OSError:
+                continue  # it ended meanwhile
+            program = os.path.basename(command.split(" ", 1)[0])
+            kind = "postgres" if program.startswith("postgres") else "rest"
+            if namespace != f"{prefix}-core":
+                kind = "kindling"
+            used[kind] += (int(fields[11]) + int(fields[12])) / tick  # utime, stime
+    return used
+
+
+def report(load: Load, faults: list[Fault], admins: list, cpu: dict[str, float]) -> bool:
     counts = database_counts(MARK + "%")
     acknowledged = [write for write in load.writes if write.acknowledged is not None]
     lost = []
@@ -637,7 +696,14 @@ def report(load: Load, faults: list[Fault], admins: list) -> bool:
     unacknowledged = len(load.writes) - len(acknowledged)
     duration = max(w.acknowledged or w.started for w in load.writes) - min(w.started for w in load.writes)
 
-    print(f"\nrequests answered:                 {total} ({total / duration:.0f}/s over {duration:.0f} s)")
+    rate = total / duration
+    per_request = ", ".join(f"{kind} {seconds / total * 1000:.0f} ms" for kind, seconds in cpu.items())
+    print(
+        f"\nrequests answered:                 {total}, {rate:.0f}/s over {duration:.0f} s (target {TARGETS['rate']:g}/s)"
+    )
+    if rate < TARGETS["rate"]:
+        print("  below the target rate: the machine had no more to give (other processes share its CPUs)")
+    print(f"CPU per request (under load):      {per_request}")
     print(f"statuses seen:                     {dict(sorted(load.statuses.items(), key=str))}")
     print(f"writes acknowledged:               {len(acknowledged)} ({unacknowledged} given up or refused)")
     print(f"acknowledged writes lost:          {len(lost)}")
@@ -660,6 +726,9 @@ def report(load: Load, faults: list[Fault], admins: list) -> bool:
         ok = longest <= limit
         passed &= ok
         print(f"  {fault.name:<36} {longest:5.1f} s (at most {limit:g} s) {'ok' if ok else 'MISSED'}")
+        if fault.hosts_out is not None:
+            passed &= fault.hosts_out == 0
+            print(f"      hosts HAProxy took out meanwhile: {fault.hosts_out} (must be 0)")
         if slowest is not None:  # what its client saw: (seconds, status) of each attempt
             print(f"      {slowest.kind}, {slowest.started - fault.began:+.1f} s from the fault: {slowest.attempts}")
     return passed
@@ -669,7 +738,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--prefix", required=True, help="the namespaces' prefix (scripts/cluster-proof)")
     parser.add_argument("--work", required=True, help="the run's directory (scripts/cluster-proof)")
-    parser.add_argument("--rate", type=float, default=60.0, help="logical writes started per second")
+    parser.add_argument("--rate", type=float, default=70.0, help="logical writes started per second")
     args = parser.parse_args()
     cluster = Cluster(args.prefix, args.work)
     started = time.monotonic()
@@ -688,6 +757,7 @@ def main() -> None:
         load.running.set()
         threads = [threading.Thread(target=load.run, daemon=True) for _ in range(THREADS)]
         print(f"cluster up in {time.monotonic() - started:.0f} s; load and faults:", flush=True)
+        before = cpu_seconds(args.prefix)
         for thread in threads:
             thread.start()
         time.sleep(SETTLE)
@@ -700,10 +770,11 @@ def main() -> None:
         ]
         run_faults(cluster, args.prefix, faults)
         load.running.clear()
+        cpu = {kind: seconds - before[kind] for kind, seconds in cpu_seconds(args.prefix).items()}
         for thread in threads:
             thread.join(timeout=150)
         time.sleep(3)  # the evidence log's last batch
-        passed = report(load, faults, admins)
+        passed = report(load, faults, admins, cpu)
     finally:
         cluster.close()
     print(f"\n{'passed' if passed else 'FAILED'} in {time.monotonic() - started:.0f} s")
