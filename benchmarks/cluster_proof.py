@@ -589,6 +589,7 @@ def run_faults(cluster: Cluster, prefix: str, faults: list[Fault]) -> None:
         _wait_for(lambda: cluster.leader() not in (None, killed[0]), "Patroni's failover", timeout=60)
 
     during(postgres, lambda: killed.append(cluster.kill_postgres_primary()), promoted)
+    print(f"  Patroni's members since: {cluster.members()}", flush=True)
     master = cluster.redis_master()
 
     def kill_master() -> None:
