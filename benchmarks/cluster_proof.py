@@ -432,6 +432,9 @@ class Write:
 
 
 class Load:
+    """The load client: THREADS threads through HAProxy, each starting a logical write every
+    THREADS / rate seconds (or as soon as its last is done), and every write and status seen."""
+
     def __init__(self, admins: list, rate: float) -> None:
         self.admins = admins
         self.interval = THREADS / rate
