@@ -43,7 +43,8 @@ class LiveServer:
         """Everything the server has logged so far."""
         return self.log_path.read_text(errors="replace")
 
-    def wait_ready(self, timeout: float = 30) -> None:
+    def wait_ready(self, timeout: float = 60) -> None:
+        # A minute: `serve --workers 2` on a busy 2-core machine has taken over 30 s to answer.
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self.process.poll() is not None:

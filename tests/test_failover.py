@@ -150,6 +150,18 @@ class Sentinel:
         self.process.wait()
 
 
+def role(port: int) -> str | None:
+    """The server's replication role; None while it is closing its clients' connections, as a
+    master does when it is demoted."""
+    client = redis.Redis(port=port, socket_timeout=1)
+    try:
+        return client.info("replication")["role"]
+    except redis.ConnectionError:
+        return None
+    finally:
+        client.close()
+
+
 @pytest.fixture
 def sentinel_redis():
     directory = tempfile.mkdtemp(prefix="kindling-sentinel-")
@@ -198,6 +210,40 @@ def test_sentinel_settings_serve_several_workers_and_follow_a_promotion(sentinel
     _wait_for(lambda: shared_on(replica.port), "the limiter on the promoted master", timeout=30)
     health = requests.get(f"{second.url}/api/health", timeout=10).json()
     assert health["checks"]["cache"]["status"] == "ok", health
+
+
+def test_sentinel_demotion_answers_readonly_then_reconnects_to_the_new_master(
+    sentinel_redis, postgres_service, live_server
+):
+    """A master the Sentinels demote stays up as a replica: the connections kept to it meet READONLY
+    on their next write, and must leave for the new master rather than fail every write after."""
+    master, replica, sentinel = sentinel_redis
+    env = {
+        "DATABASE_URL": postgres_service.url,
+        "REDIS_URL": "",
+        "REDIS_SENTINELS": f"127.0.0.1:{sentinel.port}",
+        "REDIS_SENTINEL_SERVICE": "kindling",
+        "RATE_LIMIT_MULTIPLIER": "10",
+    }
+    first, second = live_server(**env), live_server(**env)
+    caller = Caller(first)
+
+    def shared_on(port: int) -> bool:
+        seen = caller.remaining(first)
+        return caller.remaining(second) == seen - 1 and bool(redis.Redis(port=port).keys("kindling:limits*"))
+
+    _wait_for(lambda: shared_on(master.port), "one counter in the master", timeout=15)
+    sentinel_client = redis.Redis(port=sentinel.port)
+    sentinel_client.execute_command("SENTINEL FAILOVER", "kindling")
+    sentinel_client.close()
+    _wait_for(lambda: sentinel.master_port() == replica.port, "the Sentinel's promotion", timeout=30)
+    _wait_for(lambda: role(master.port) == "slave", "the demotion", timeout=30)
+    for _ in range(5):
+        assert requests.get(f"{first.url}/api/auth/session", headers=caller.headers, timeout=10).status_code == 200
+    _wait_for(lambda: shared_on(replica.port), "the limiter on the promoted master", timeout=30)
+    for server in (first, second):
+        health = requests.get(f"{server.url}/api/health", timeout=10).json()
+        assert health["checks"]["cache"]["status"] == "ok", health
 
 
 def test_unreachable_sentinels_keep_the_fallbacks_and_health_degraded(postgres_service, live_server):
