@@ -186,6 +186,7 @@ def export(db: Session, *, user: User) -> dict:
                 select(SignInSession).where(SignInSession.user_id == user.id).order_by(SignInSession.created_at)
             )
         ],
+        "slackIdentities": slack.identities_of(db, user_id=user.id),
     }
 
 

@@ -133,6 +133,20 @@ def decide_from_click(
     return ClickOutcome(True, "")
 
 
+def identities_of(db: Session, *, user_id: str) -> list[dict]:
+    """The Slack users kept with the acts a person sent or received, as `{teamId, userId}` (their
+    personal-data export)."""
+    sent = select(SlackAct.team_id, SlackAct.sender_slack_id).join(KindnessAct, KindnessAct.id == SlackAct.act_id)
+    received = select(SlackAct.team_id, SlackAct.recipient_slack_id).join(
+        KindnessAct, KindnessAct.id == SlackAct.act_id
+    )
+    rows = [
+        *db.execute(sent.where(KindnessAct.user_id == user_id)),
+        *db.execute(received.where(KindnessAct.recipient_id == user_id)),
+    ]
+    return [{"teamId": team_id, "userId": slack_id} for team_id, slack_id in sorted(set(map(tuple, rows)))]
+
+
 def forget_person(db: Session, *, user_id: str) -> None:
     """Drop the Slack user ids kept with the acts a person sent or received (their erasure, docs/decisions.md §15)."""
     theirs = select(KindnessAct.id).where(or_(KindnessAct.user_id == user_id, KindnessAct.recipient_id == user_id))

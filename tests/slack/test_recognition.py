@@ -276,12 +276,19 @@ def test_a_user_slack_does_not_know_is_unmatched_at_once_not_retried(workspace, 
 
 
 def test_an_erasure_drops_the_slack_ids_kept_with_the_persons_acts(workspace, client):
-    _alice, bob, act = _recorded(workspace)
+    alice, bob, act = _recorded(workspace)
     assert workspace.make.db.get(SlackAct, act["id"]) is not None
+    # Until then each person's export lists the Slack user Kindling matched them to.
+    for person, slack_id in ((alice, "U0ALICE"), (bob, "U0BOB")):
+        exported = client.get("/api/me/export", headers=person.headers)
+        assert exported.status_code == 200, exported.text
+        assert exported.json()["data"]["slackIdentities"] == [{"teamId": workspace.team_id, "userId": slack_id}]
     erased = client.post(f"/api/organization/members/{bob.user.id}/erase", headers=workspace.admin.headers)
     assert erased.status_code == 200, erased.text
     workspace.make.db.expire_all()
     assert workspace.make.db.get(SlackAct, act["id"]) is None
+    exported = client.get("/api/me/export", headers=alice.headers).json()["data"]
+    assert exported["slackIdentities"] == []
 
 
 def test_a_shortcut_whose_modal_slack_opens_too_late_is_told_to_try_again(workspace, slack):
