@@ -201,14 +201,11 @@ def _provider(sp: ServiceProvider) -> _Provider:
                 "key_file": stem + ".key",
                 "cert_file": stem + ".crt",
                 "metadata": {"inline": [sp.metadata_xml]},
-                "accepted_time_diff": int(SKEW.total_seconds()),
                 "service": {
                     "sp": {
                         "endpoints": {"assertion_consumer_service": [(sp.acs_url, BINDING_HTTP_POST)]},
                         "authn_requests_signed": True,
                         "want_assertions_signed": True,
-                        "want_response_signed": False,
-                        "allow_unsolicited": False,
                         "name_id_format": [NAMEID_FORMAT_EMAILADDRESS],
                         "signing_algorithm": SIG_RSA_SHA256,
                         "digest_algorithm": DIGEST_SHA256,
