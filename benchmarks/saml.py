@@ -1,6 +1,6 @@
 """What checking a SAML response costs the server: `kindling.accounts.saml_sp.validate` (Kindling's
-own checks, then pysaml2's signature check through the xmlsec1 subprocess) on responses of
-pysaml2's own IdP, signed with RSA-SHA256.
+checks of the response, its signatures verified in process by the xmlsec binding) on responses
+of pysaml2's own IdP, signed with RSA-SHA256.
 
     python -m benchmarks.saml [--samples 200]
 

@@ -69,7 +69,6 @@ class IdentityProvider:
         config.load(
             {
                 "entityid": self.entity_id,
-                "xmlsec_binary": saml_sp.XMLSEC1,
                 "key_file": key_file,
                 "cert_file": cert_file,
                 "metadata": {"inline": [sp_metadata]},

@@ -11,6 +11,10 @@ import urllib.parse
 import uuid
 
 import pytest
+from cryptography import x509
+from cryptography.exceptions import InvalidSignature
+from cryptography.hazmat.primitives import hashes
+from cryptography.hazmat.primitives.asymmetric import padding
 from lxml import etree
 from saml2.saml import NAMEID_FORMAT_UNSPECIFIED
 from saml2.xmldsig import DIGEST_SHA1, SIG_RSA_SHA1
@@ -138,6 +142,18 @@ def test_the_authn_request_is_signed_with_rsa_sha256(client, saml):
     query = urllib.parse.parse_qs(urllib.parse.urlparse(start(client, saml)).query)
     assert query["SigAlg"] == ["http://www.w3.org/2001/04/xmldsig-more#rsa-sha256"]
     assert query["Signature"] and query["RelayState"]
+
+
+def test_the_authn_request_signature_verifies_with_the_certificate_of_the_sp_metadata(client, saml):
+    # The signed octets are the query's own encoded SAMLRequest, RelayState and SigAlg, in that order.
+    parts = dict(part.split("=", 1) for part in urllib.parse.urlparse(start(client, saml)).query.split("&"))
+    signed = "&".join(f"{name}={parts[name]}" for name in ("SAMLRequest", "RelayState", "SigAlg")).encode()
+    signature = base64.b64decode(urllib.parse.unquote(parts["Signature"]))
+    certificate = etree.fromstring(saml.sp_metadata.encode()).find(".//ds:X509Certificate", NS).text
+    key = x509.load_der_x509_certificate(base64.b64decode(certificate)).public_key()
+    key.verify(signature, signed, padding.PKCS1v15(), hashes.SHA256())
+    with pytest.raises(InvalidSignature):
+        key.verify(signature, signed.replace(b"RelayState=", b"RelayState=x"), padding.PKCS1v15(), hashes.SHA256())
 
 
 # --- sign-in ---
