@@ -49,6 +49,7 @@ GIVING_REVERSED = "giving.reversed"  # {previousStatus, amount, currency, clawba
 MEMBER_JOINED = "member.joined"  # {role, source: sign_up|join_code|sso|scim}
 MEMBER_ROLE_CHANGED = "member.role_changed"  # {from, to, source: hand|group}
 MEMBER_MANAGER_SET = "member.manager_set"  # {managerId, previousManagerId, source}
+MEMBER_AUDITOR_SET = "member.auditor_set"  # {auditor: true|false, source: hand|group}
 MEMBER_DEACTIVATED = "member.deactivated"  # {source}
 MEMBER_REACTIVATED = "member.reactivated"  # {source}
 SCIM_TOKEN_CREATED = "scim.token_created"  # {} (the subject is the token)
@@ -76,6 +77,7 @@ EVENT_TYPES = (
     MEMBER_JOINED,
     MEMBER_ROLE_CHANGED,
     MEMBER_MANAGER_SET,
+    MEMBER_AUDITOR_SET,
     MEMBER_DEACTIVATED,
     MEMBER_REACTIVATED,
     SCIM_TOKEN_CREATED,

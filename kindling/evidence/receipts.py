@@ -32,7 +32,7 @@ _events = typing.cast(sa.Table, EvidenceEvent.__table__)
 
 
 def receipt(db: Session, signer: Signer, *, caller: Principal, kind: str, record_id: str) -> dict:
-    """The receipt of the record for its owner or an admin of its organization; 404
+    """The receipt of the record for its owner, an admin or an auditor of its organization; 404
     for anyone else, exactly as for a record that does not exist."""
     organization_id = caller.member_of
     record_id = canonical_id(record_id)
@@ -40,7 +40,7 @@ def receipt(db: Session, signer: Signer, *, caller: Principal, kind: str, record
     owner = db.scalar(
         select(records.c.user_id).where(records.c.id == record_id, records.c.organization_id == organization_id)
     )
-    if owner is None or not (owner == caller.user_id or caller.is_admin):
+    if owner is None or not (owner == caller.user_id or caller.is_admin or caller.auditor):
         raise NotFound(f"No such {kind.replace('_', '-')} in this organization")
     events = list(
         evidence.stream_events(
