@@ -244,13 +244,13 @@ def list_events(
         statement = statement.where(_events.c.type == type)
     if cursor is not None:
         statement = statement.where(_events.c.seq > decode_seq_cursor(cursor))
-    events = list(stream_events(db, statement.order_by(_events.c.seq).limit(limit + 1)))
+    events = list(_stream(db, statement.order_by(_events.c.seq).limit(limit + 1)))
     if len(events) <= limit:
         return events, None
     return events[:limit], encode_seq_cursor(events[limit - 1]["seq"])
 
 
-def stream_events(db: Session, statement):
+def _stream(db: Session, statement):
     """The events `statement` selects, as they are hashed and shown, read in batches: memory stays
     flat however long the chain (a server-side cursor on PostgreSQL)."""
     for seq, organization_id, type_, kind, subject_id, actor_id, data, occurred_at, prev_hash, hash_ in db.execute(
@@ -304,7 +304,7 @@ def _verify(db: Session, organization_id: str) -> tuple[dict, tree.Recomputed]:
         _events.c.seq <= current["seq"],
         _events.c.subject_kind.not_in(RECORD_KINDS),
     )
-    for event in stream_events(db, others.order_by(_events.c.seq)):
+    for event in _stream(db, others.order_by(_events.c.seq)):
         found.hashed(event)
     faults = [seq for seq in (first_unlinked, found.first_unhashed) if seq is not None]
     first_broken = min(faults) if faults else _head_row_fault(db, organization_id, current)
@@ -445,7 +445,7 @@ def export(
             details={"events": count, "limit": EXPORT_LIMIT},
         )
     statement = select(_events).where(*in_log, _events.c.seq.between(first, last_seq)).order_by(_events.c.seq)
-    events = list(stream_events(db, statement)) if first is not None else []
+    events = list(_stream(db, statement)) if first is not None else []
     if events:
         prev_hash = events[0]["prevHash"]
         last = {"seq": events[-1]["seq"], "hash": events[-1]["hash"]}
@@ -500,3 +500,14 @@ def consistency_proof(db: Session, *, organization_id: str, old: int, new: int |
     return tree.consistency(
         db, organization_id=organization_id, old=old, new=size if new is None else new, current_size=size
     )
+
+
+def subject_events(db: Session, *, organization_id: str, subject: tuple[str, str]) -> list[dict]:
+    """Every event of the organization about `subject` (kind, id), in seq order."""
+    kind, subject_id = subject
+    statement = select(_events).where(
+        _events.c.organization_id == organization_id,
+        _events.c.subject_kind == kind,
+        _events.c.subject_id == subject_id,
+    )
+    return list(_stream(db, statement.order_by(_events.c.seq)))

@@ -8,8 +8,6 @@ its leaf, and the note signs the root the proofs lead to.
 
 from __future__ import annotations
 
-import typing
-
 import sqlalchemy as sa
 from sqlalchemy import select
 from sqlalchemy.orm import Session
@@ -18,7 +16,7 @@ from kindling.errors import NotFound
 from kindling.evidence import checkpoints, tree
 from kindling.evidence import log as evidence
 from kindling.evidence.keys import Signer
-from kindling.evidence.models import EvidenceCheckpoint, EvidenceEvent
+from kindling.evidence.models import EvidenceCheckpoint
 from kindling.platform.access import Principal, canonical_id
 
 # The records a receipt is for and the column naming the person each is of. The evidence slice
@@ -27,8 +25,6 @@ _OWNED = {
     kind: sa.table(name, sa.column("id"), sa.column("organization_id"), sa.column("user_id"))
     for kind, name in (("act", "kindness_acts"), ("check_in", "volunteer_check_ins"), ("donation", "donations"))
 }
-KINDS = tuple(_OWNED)
-_events = typing.cast(sa.Table, EvidenceEvent.__table__)
 
 
 def receipt(db: Session, signer: Signer, *, caller: Principal, kind: str, record_id: str) -> dict:
@@ -42,18 +38,7 @@ def receipt(db: Session, signer: Signer, *, caller: Principal, kind: str, record
     )
     if owner is None or not (owner == caller.user_id or caller.is_admin or caller.auditor):
         raise NotFound(f"No such {kind.replace('_', '-')} in this organization")
-    events = list(
-        evidence.stream_events(
-            db,
-            select(_events)
-            .where(
-                _events.c.organization_id == organization_id,
-                _events.c.subject_kind == kind,
-                _events.c.subject_id == record_id,
-            )
-            .order_by(_events.c.seq),
-        )
-    )
+    events = evidence.subject_events(db, organization_id=organization_id, subject=(kind, record_id))
     made = _covering_checkpoint(db, signer, organization_id, last_seq=events[-1]["seq"] if events else 0)
     proofs = [
         tree.inclusion(db, organization_id=organization_id, seq=event["seq"], tree_size=made.seq, current_size=made.seq)
