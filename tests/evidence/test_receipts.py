@@ -162,6 +162,9 @@ def test_a_receipt_altered_in_any_part_is_not_verified(client, act, tmp_path, ca
     other = base64.b64encode(bytes(range(32))).decode()
     code = cli.main(["evidence", "verify-receipt", str(tmp_path / "receipt.json"), "--public-key", other])
     assert code == 1 and "no signature by any of the given public keys" in capsys.readouterr().err
+    # Without a key nothing is vouched for: nothing was checked.
+    assert cli.main(["evidence", "verify-receipt", str(tmp_path / "receipt.json")]) == 2
+    assert "give --public-key or --keys FILE" in capsys.readouterr().err
 
 
 def test_only_the_owner_and_admins_get_a_receipt(client, make, act):
