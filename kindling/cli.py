@@ -24,18 +24,22 @@ def main(argv: list[str] | None = None) -> int:
     db_commands.add_parser("upgrade", help="apply every pending migration")
     evidence = commands.add_parser("evidence", help="evidence bundles")
     evidence_commands = evidence.add_subparsers(dest="evidence_command", required=True)
-    verify = evidence_commands.add_parser("verify", help="check a bundle offline: its chain, hashes and signature")
-    verify.add_argument("bundle", help="a bundle from POST /api/evidence/export")
-    verify.add_argument(
+    # The log's keys, which the bundle's and the receipt's checks both take.
+    keys = argparse.ArgumentParser(add_help=False)
+    keys.add_argument(
         "--public-key",
         action="append",
         default=[],
         metavar="BASE64",
         help="a key of GET /api/evidence/keys to check the signature with (repeat for rotated keys)",
     )
-    verify.add_argument(
+    keys.add_argument(
         "--keys", metavar="FILE", help="a saved answer of GET /api/evidence/keys, instead of --public-key"
     )
+    verify = evidence_commands.add_parser(
+        "verify", parents=[keys], help="check a bundle offline: its chain, hashes and signature"
+    )
+    verify.add_argument("bundle", help="a bundle from POST /api/evidence/export")
     verify.add_argument(
         "--checkpoint",
         metavar="NOTE",
@@ -51,11 +55,31 @@ def main(argv: list[str] | None = None) -> int:
         metavar="FILE",
         help="a signed JSON compliance export: its signature is checked and every figure recomputed from the bundle",
     )
+    receipt = evidence_commands.add_parser(
+        "verify-receipt",
+        parents=[keys],
+        help="check a receipt offline: its events, their inclusion proofs and the signed checkpoint",
+    )
+    receipt.add_argument("receipt", help="a receipt from GET /api/evidence/receipts/{kind}/{id}")
+    receipt.add_argument(
+        "--checkpoint",
+        metavar="NOTE",
+        help="a newer checkpoint that must still hold the receipt's events: a file holding its note (or its JSON form)",
+    )
+    receipt.add_argument(
+        "--proof",
+        metavar="FILE",
+        help="a saved GET /api/evidence/proofs/consistency from the receipt's tree size to the --checkpoint's",
+    )
     args = parser.parse_args(argv)
     if args.command == "evidence":
         # Offline: no settings, no database.
-        from kindling.evidence.verify_command import verify_bundle_file
+        from kindling.evidence.verify_command import verify_bundle_file, verify_receipt_file
 
+        if args.evidence_command == "verify-receipt":
+            return verify_receipt_file(
+                args.receipt, args.public_key, keys_file=args.keys, checkpoint=args.checkpoint, proof=args.proof
+            )
         return verify_bundle_file(
             args.bundle,
             args.public_key,

@@ -5,7 +5,8 @@ whose admin accepted a consultant's invitation (an active client relationship) a
 joined with the join code, with acts, an opportunity open for check-in, donations and survey
 answers, and a second organization whose admin is the stranger that must never see the first
 organization's records (schemathesis's `object_level_authorization` replays reads as the
-stranger). The organization also has a manager, who may approve colleagues' acts. schemathesis.toml reads the accounts from the file named by KINDLING_CONTRACT_ACCOUNTS.
+stranger). The organization also has a manager, who may approve colleagues' acts, and an auditor: a member
+with the auditor grant. schemathesis.toml reads the accounts from the file named by KINDLING_CONTRACT_ACCOUNTS.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ EMAILS = {
     "admin": "admin@contract.test",
     "member": "member@contract.test",
     "manager": "manager@contract.test",
+    "auditor": "auditor@contract.test",
     "consultant": "consultant@contract.test",
     "other consultant": "other-consultant@contract.test",
     "stranger": "stranger@contract.test",
@@ -40,6 +42,10 @@ def populate(api: Api, database_url: str) -> dict[str, str]:
     tokens["manager"] = api.sign_up(email=EMAILS["manager"], joinCode=organization["joinCode"])
     manager_id = api.call("GET", "/api/auth/session", tokens["manager"])["data"]["user"]["id"]
     api.call("PATCH", f"/api/organization/members/{manager_id}", tokens["admin"], json={"role": "manager"})
+    # A member with the auditor grant beside the role.
+    tokens["auditor"] = api.sign_up(email=EMAILS["auditor"], joinCode=organization["joinCode"])
+    auditor_id = api.call("GET", "/api/auth/session", tokens["auditor"])["data"]["user"]["id"]
+    api.call("PATCH", f"/api/organization/members/{auditor_id}", tokens["admin"], json={"auditor": True})
     tokens["stranger"] = api.sign_up(email=EMAILS["stranger"], organizationName="Stranger Org")
     stranger_organization = api.call("GET", "/api/auth/session", tokens["stranger"])["data"]["organization"]
     for consultant in ("consultant", "other consultant"):
@@ -130,7 +136,7 @@ def populate(api: Api, database_url: str) -> dict[str, str]:
 
 
 @pytest.mark.live
-@pytest.mark.parametrize("account", ["consultant", "member", "manager", "admin"])
+@pytest.mark.parametrize("account", ["consultant", "member", "manager", "auditor", "admin"])
 def test_every_operation_honours_the_contract(account, fresh_database_url, live_server, mailbox, tmp_path):
     upgrade(fresh_database_url)
     server = live_server(

@@ -25,6 +25,7 @@ USER_FIELDS = {
     "accountType",
     "organizationId",
     "role",
+    "auditor",
     "createdAt",
     "managerId",
     "department",

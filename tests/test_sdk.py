@@ -226,6 +226,14 @@ def journey(sdk, url: str, clients: contextlib.ExitStack, database_url: str, mai
     stats = expect(operation("kindness.get_stats").sync_detailed(client=member), HTTPStatus.OK).data
     assert stats.total == 3 and stats.recent_count == 3
     assert stats.by_category.to_dict() == {"peer_recognition": 1, "wellbeing": 1, "community": 1}
+    # The member keeps a receipt of their act, to check later without anyone's help.
+    receipt = expect(
+        operation("evidence.get_receipt").sync_detailed(model("GetReceiptKind").ACT, created[0].id, client=member),
+        HTTPStatus.OK,
+    )
+    [recorded], [proof] = receipt.events, receipt.inclusion_proofs
+    assert (recorded.type_, recorded.subject.id) == ("act.recorded", created[0].id)
+    assert proof.leaf_index == recorded.seq - 1 and proof.tree_size == receipt.checkpoint.tree_size
 
     # The consultant's portfolio, as JSON and as CSV.
     export = operation("bulk.export_portfolio")

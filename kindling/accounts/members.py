@@ -49,10 +49,12 @@ def find_by_email(db: Session, *, organization_id: str, email: str) -> User | No
 
 
 def update_member(db: Session, *, organization_id: str, user_id: str, actor_id: str, changes: dict) -> User:
-    """Change a person's hand-set role and/or line manager; the last admin keeps theirs."""
+    """Change a person's hand-set role, auditor grant and/or line manager; the last admin keeps theirs."""
     user = _member_for_change(db, organization_id=organization_id, user_id=user_id)
     if "role" in changes:
         roles.set_hand_role(db, user=user, role=changes["role"], actor_id=actor_id)
+    if "auditor" in changes:
+        roles.set_hand_auditor(db, user=user, auditor=changes["auditor"], actor_id=actor_id)
     if "managerId" in changes:
         reporting_lines.set_manager(db, user=user, manager_id=changes["managerId"], actor_id=actor_id, source="hand")
     return user

@@ -42,6 +42,10 @@ class User(Base):
     # The role an admin set by hand; `role` is the highest of it and the roles of the person's
     # directory groups (docs/decisions.md §13).
     hand_role: Mapped[str | None] = mapped_column(String(16))
+    # The auditor grant beside the role: reading evidence, reports and exports. `auditor` is held
+    # when given by hand (`hand_auditor`) or by a directory group mapped to `auditor`.
+    hand_auditor: Mapped[bool] = mapped_column(Boolean, default=False, server_default="0")
+    auditor: Mapped[bool] = mapped_column(Boolean, default=False, server_default="0")
     firm_name: Mapped[str | None] = mapped_column(String(200))
     # Identifier of the same person at the identity provider, for its webhooks.
     external_id: Mapped[str | None] = mapped_column(String(255), unique=True)

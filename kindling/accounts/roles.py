@@ -38,7 +38,11 @@ def refuse_if_last_admin(db: Session, *, user: User) -> None:
         raise Conflict("An organization keeps at least one admin: this is its last", code="last_admin")
 
 
-def group_roles(db: Session, user_id: str) -> list[str]:
+# What a directory group may be mapped to: a role, or the auditor grant beside it.
+AUDITOR = "auditor"
+
+
+def _group_mappings(db: Session, user_id: str) -> list[str]:
     return list(
         db.scalars(
             select(DirectoryGroup.role)
@@ -48,9 +52,17 @@ def group_roles(db: Session, user_id: str) -> list[str]:
     )
 
 
+def group_roles(db: Session, user_id: str) -> list[str]:
+    """The roles the person's directory groups give (not the auditor grant)."""
+    return [role for role in _group_mappings(db, user_id) if role in RANK]
+
+
 def recompute(db: Session, *, user: User, actor_id: str | None, source: str) -> None:
-    """Give `user` the highest of their hand-set role and their groups' roles, recording a change."""
-    candidates = [user.hand_role or "member", *group_roles(db, user.id)]
+    """Give `user` the highest of their hand-set role and their groups' roles, and the auditor
+    grant when given by hand or by a group, recording each change."""
+    mappings = _group_mappings(db, user.id)
+    _set_auditor(db, user=user, auditor=user.hand_auditor or AUDITOR in mappings, actor_id=actor_id, source=source)
+    candidates = [user.hand_role or "member", *(role for role in mappings if role in RANK)]
     role = max(candidates, key=RANK.__getitem__)
     if role == user.role:
         return
@@ -74,3 +86,22 @@ def set_hand_role(db: Session, *, user: User, role: str, actor_id: str) -> None:
     """The role an admin gives by hand; the person keeps a higher one their groups give."""
     user.hand_role = role
     recompute(db, user=user, actor_id=actor_id, source="hand")
+
+
+def set_hand_auditor(db: Session, *, user: User, auditor: bool, actor_id: str) -> None:
+    """The auditor grant an admin gives or takes by hand; a group mapped to `auditor` still gives it."""
+    user.hand_auditor = auditor
+    recompute(db, user=user, actor_id=actor_id, source="hand")
+
+
+def _set_auditor(db: Session, *, user: User, auditor: bool, actor_id: str | None, source: str) -> None:
+    if auditor == user.auditor:
+        return
+    user.auditor = auditor
+    # As for a role: cached sessions carry the grant, and the change applies at the next request.
+    accounts.forget_cached_sessions(db, user.id)
+    db.flush()
+    if user.active:
+        authority.record(
+            db, user=user, type=evidence.MEMBER_AUDITOR_SET, actor_id=actor_id, auditor=auditor, source=source
+        )

@@ -95,6 +95,7 @@ def principal_of(user: User, *, session_id: str | None = None, token_id: str | N
         role=user.role,
         session_id=session_id,
         token_id=token_id,
+        auditor=user.auditor,
     )
 
 

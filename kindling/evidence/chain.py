@@ -565,3 +565,83 @@ def verify_report_signature(document: object, public_keys: Iterable[bytes]) -> s
         if signed[name] != value:
             raise BundleError(f"the report's signature is for {name} {signed[name]!r}, the file holds {value!r}")
     return signer
+
+
+RECEIPT_MEMBERS = frozenset({"organizationId", "subject", "events", "inclusionProofs", "checkpoint"})
+RECEIPT_CHECKPOINT_MEMBERS = frozenset({"note", "treeSize", "rootHash", "cosignatures"})
+INCLUSION_MEMBERS = frozenset({"leafIndex", "treeSize", "leafHash", "proof"})
+RECEIPT_KINDS = frozenset({"act", "check_in", "donation"})
+
+
+def verify_receipt(receipt: object, public_keys: Iterable[bytes]) -> notes.Checkpoint:
+    """Check a receipt (`GET /api/evidence/receipts/{kind}/{id}`): its checkpoint note is signed by
+    one of `public_keys`, each event is about the receipt's record and matches its hash, and each
+    inclusion proof leads from the leaf of that hash to the note's root. Returns the note; raises
+    BundleError naming the first fault."""
+    receipt = _members(receipt, RECEIPT_MEMBERS, "the receipt")
+    organization_id = receipt["organizationId"]
+    if type(organization_id) is not str:
+        raise BundleError("the receipt's organizationId is not a string")
+    subject = _members(receipt["subject"], frozenset({"kind", "id"}), "the receipt's subject")
+    if subject["kind"] not in RECEIPT_KINDS or type(subject["id"]) is not str:
+        raise BundleError("the receipt's subject is not an act, check_in or donation with a string id")
+    cp = _members(receipt["checkpoint"], RECEIPT_CHECKPOINT_MEMBERS, "the receipt's checkpoint")
+    size = _seq(cp["treeSize"], "the checkpoint's treeSize")
+    root = _tree_hash(cp["rootHash"], "the checkpoint's rootHash")
+    note = open_note(cp["note"], public_keys, organization_id)
+    if (note.size, note.root) != (size, root):
+        raise BundleError("the checkpoint's note is not of its treeSize and rootHash")
+    events, proofs = receipt["events"], receipt["inclusionProofs"]
+    if not isinstance(events, list) or not isinstance(proofs, list) or len(events) != len(proofs):
+        raise BundleError("the receipt's events and inclusionProofs are not lists of the same length")
+    last = 0
+    for position, (event, proof) in enumerate(zip(events, proofs, strict=True)):
+        _check_event(event, organization_id, position)
+        seq = event["seq"]
+        if event["subject"] != subject:
+            raise BundleError(f"seq {seq} is about another record than the receipt's")
+        if seq <= last:
+            raise BundleError(f"seq {seq} is out of order: a receipt's events are in seq order")
+        last = seq
+        if event_hash(event) != event["hash"]:
+            raise BundleError(f"seq {seq}: the event's content does not match its hash")
+        proof = _members(proof, INCLUSION_MEMBERS, f"the inclusion proof of seq {seq}")
+        leaf = merkle.leaf_hash(bytes.fromhex(event["hash"]))
+        if (proof["leafIndex"], proof["treeSize"]) != (seq - 1, size) or not isinstance(proof["proof"], list):
+            raise BundleError(f"the inclusion proof of seq {seq} is not of leaf {seq - 1} in a tree of {size} leaves")
+        if _tree_hash(proof["leafHash"], f"the leaf hash of seq {seq}") != leaf:
+            raise BundleError(f"the leaf hash of seq {seq} is not SHA-256(0x00 ‖ its hash)")
+        path = [_tree_hash(node, f"a node of the inclusion proof of seq {seq}") for node in proof["proof"]]
+        if not merkle.verify_inclusion(seq - 1, size, leaf, path, root):
+            raise BundleError(f"seq {seq} is not in the checkpoint's tree: its inclusion proof does not verify")
+    return note
+
+
+def verify_receipt_later(
+    receipt: dict, held: notes.Checkpoint, newer: str, public_keys: Iterable[bytes], proof: object
+) -> notes.Checkpoint:
+    """Check that a newer checkpoint note still holds a (verified) receipt's events: it is signed,
+    of the same log, and `proof` (a saved `GET /api/evidence/proofs/consistency` from the receipt's
+    tree size to the note's) shows its tree extends the receipt's. Raises BundleError."""
+    later = open_note(newer, public_keys, receipt["organizationId"])
+    if later.origin != held.origin:
+        raise BundleError(f"the checkpoint is of {later.origin}, the receipt of {held.origin}")
+    if later.size < held.size:
+        raise BundleError(f"the checkpoint's tree has {later.size} leaves, fewer than the receipt's {held.size}")
+    if later.size == held.size:
+        if later.root != held.root:
+            raise BundleError(f"the checkpoint's tree of {later.size} leaves has another root: the log was rewritten")
+        return later
+    if proof is None:
+        raise BundleError(
+            f"give --proof, the consistency proof from {held.size} to {later.size} (GET /api/evidence/proofs/consistency)"
+        )
+    proof = _members(proof, frozenset({"from", "to", "proof"}), "the consistency proof")
+    if (proof["from"], proof["to"]) != (held.size, later.size) or not isinstance(proof["proof"], list):
+        raise BundleError(f"the consistency proof is not from {held.size} to {later.size}")
+    nodes = [_tree_hash(node, "a node of the consistency proof") for node in proof["proof"]]
+    if not merkle.verify_consistency(held.size, later.size, held.root, later.root, nodes):
+        raise BundleError(
+            f"the checkpoint's tree of {later.size} leaves does not extend the receipt's: the log was rewritten"
+        )
+    return later

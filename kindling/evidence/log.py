@@ -49,6 +49,7 @@ GIVING_REVERSED = "giving.reversed"  # {previousStatus, amount, currency, clawba
 MEMBER_JOINED = "member.joined"  # {role, source: sign_up|join_code|sso|scim}
 MEMBER_ROLE_CHANGED = "member.role_changed"  # {from, to, source: hand|group}
 MEMBER_MANAGER_SET = "member.manager_set"  # {managerId, previousManagerId, source}
+MEMBER_AUDITOR_SET = "member.auditor_set"  # {auditor: true|false, source: hand|group}
 MEMBER_DEACTIVATED = "member.deactivated"  # {source}
 MEMBER_REACTIVATED = "member.reactivated"  # {source}
 SCIM_TOKEN_CREATED = "scim.token_created"  # {} (the subject is the token)
@@ -76,6 +77,7 @@ EVENT_TYPES = (
     MEMBER_JOINED,
     MEMBER_ROLE_CHANGED,
     MEMBER_MANAGER_SET,
+    MEMBER_AUDITOR_SET,
     MEMBER_DEACTIVATED,
     MEMBER_REACTIVATED,
     SCIM_TOKEN_CREATED,
@@ -513,3 +515,14 @@ def consistency_proof(db: Session, *, organization_id: str, old: int, new: int |
     return tree.consistency(
         db, organization_id=organization_id, old=old, new=size if new is None else new, current_size=size
     )
+
+
+def subject_events(db: Session, *, organization_id: str, subject: tuple[str, str]) -> list[dict]:
+    """Every event of the organization about `subject` (kind, id), in seq order."""
+    kind, subject_id = subject
+    statement = select(_events).where(
+        _events.c.organization_id == organization_id,
+        _events.c.subject_kind == kind,
+        _events.c.subject_id == subject_id,
+    )
+    return list(_stream(db, statement.order_by(_events.c.seq)))

@@ -14,6 +14,8 @@ from kindling.evidence.chain import (
     verify_bundle,
     verify_checkpoint,
     verify_older_note,
+    verify_receipt,
+    verify_receipt_later,
     verify_report_signature,
 )
 
@@ -89,6 +91,51 @@ def verify_bundle_file(
     print(
         f"verified: {held} of organization {bundle['organizationId']}, head {head['seq']}:{head['hash']}; "
         f"signature by key {bundle['signature']['keyId']} verified{also}"
+    )
+    return VERIFIED
+
+
+def verify_receipt_file(
+    path: str,
+    public_keys: list[str],
+    *,
+    keys_file: str | None = None,
+    checkpoint: str | None = None,
+    proof: str | None = None,
+) -> int:
+    """Print what the receipt proves and whether it verifies, with a newer checkpoint when given;
+    0 when it does, 1 when not, 2 when nothing could be checked."""
+    try:
+        keys = [decode_public_key(key) for key in public_keys] + (_keys_from_file(keys_file) if keys_file else [])
+        if not keys:
+            raise Unusable("give --public-key or --keys FILE: without a key nothing can be vouched for")
+        receipt = _read(path)
+        newer = _read_checkpoint(checkpoint) if checkpoint else None
+        if newer is not None and type(newer) is not str:
+            raise Unusable(f"{checkpoint} holds no signed note: a receipt is checked against a checkpoint's note")
+        consistency = _read(proof) if proof else None
+    except BundleError as exc:
+        print(f"NOT VERIFIED: {exc}", file=sys.stderr)
+        return NOT_VERIFIED
+    except Unusable as exc:
+        print(f"kindling: {exc}", file=sys.stderr)
+        return UNUSABLE
+    except ValueError as exc:
+        print(f"kindling: --public-key: {exc}", file=sys.stderr)
+        return UNUSABLE
+    try:
+        held = verify_receipt(receipt, keys)
+        later = verify_receipt_later(receipt, held, newer, keys, consistency) if newer is not None else None
+    except BundleError as exc:
+        print(f"NOT VERIFIED: {exc}", file=sys.stderr)
+        return NOT_VERIFIED
+    subject, events = receipt["subject"], receipt["events"]
+    seqs = ", ".join(str(event["seq"]) for event in events) or "none"
+    also = f"; the newer checkpoint of {later.size} leaves, signed, extends it" if later else ""
+    print(
+        f"verified: {len(events)} events about {subject['kind']} {subject['id']} of organization "
+        f"{receipt['organizationId']} (seq {seqs}) are in the tree of {held.size} leaves of its signed "
+        f"checkpoint note{also}"
     )
     return VERIFIED
 

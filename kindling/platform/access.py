@@ -18,6 +18,8 @@ class Principal:
     role: str | None
     session_id: str | None
     token_id: str | None = None
+    # The auditor grant beside the role: reading the organization's evidence, reports and exports.
+    auditor: bool = False
 
     @property
     def is_consultant(self) -> bool:

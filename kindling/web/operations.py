@@ -12,14 +12,15 @@ from kindling.platform.access import Principal
 
 HTTP_METHODS = ("get", "put", "post", "delete", "options", "head", "patch", "trace")
 # `anyone` marks an operation without authentication; `scim` one of /scim/v2, for an
-# organization's SCIM token, which kindling.web.scim checks before routing; the others are
-# account roles.
-ROLES = frozenset({"admin", "manager", "member", "consultant", "anyone", "scim"})
+# organization's SCIM token, which kindling.web.scim checks before routing; `auditor` a member
+# with the auditor grant, whatever their role; the others are account roles.
+ROLES = frozenset({"admin", "manager", "member", "consultant", "anyone", "scim", "auditor"})
 AUDIENCES = {
     frozenset({"consultant"}): "consultant accounts",
     frozenset({"admin", "manager", "member"}): "members of an organization",
     frozenset({"admin"}): "organization administrators",
     frozenset({"admin", "manager"}): "organization administrators and managers",
+    frozenset({"admin", "auditor"}): "organization administrators and auditors",
 }
 
 
@@ -30,10 +31,15 @@ class Operation:
     rate_limit: str | None
 
     def admits(self, caller: Principal | None) -> bool:
-        """Whether `caller` is one of the roles this operation is declared for."""
+        """Whether `caller` is one of the roles this operation is declared for, or an auditor
+        where it names `auditor`."""
         if "anyone" in self.roles or "scim" in self.roles:
             return True
-        return caller is not None and role_of(caller) in self.roles
+        if caller is None:
+            return False
+        return role_of(caller) in self.roles or (
+            "auditor" in self.roles and caller.auditor and not caller.is_consultant
+        )
 
     @property
     def refusal(self) -> str:

@@ -176,8 +176,10 @@ ACCESS = {
     ("DELETE", "/api/webhooks/endpoints/{endpointId}"): Access(CONSULTANT),
     ("POST", "/api/webhooks/endpoints/{endpointId}/rotate-secret"): Access(CONSULTANT),
     ("GET", "/api/webhooks/endpoints/{endpointId}/deliveries"): Access(CONSULTANT),
-    # The evidence log is its organization's admins' alone; the keys that check its signatures
-    # are public, so an auditor without an account can verify a bundle or an export.
+    # The evidence log is its organization's admins' (and members' with the auditor grant); the
+    # keys that check its signatures are public, so an auditor without an account can verify a
+    # bundle or an export. A receipt is its record's owner's too (another's answers 404).
+    ("GET", "/api/evidence/receipts/{kind}/{id}"): Access(MEMBERS),
     ("GET", "/api/evidence"): Access(ADMIN),
     ("GET", "/api/evidence/verify"): Access(ADMIN),
     ("GET", "/api/evidence/keys"): Access(ANYONE),
@@ -193,6 +195,7 @@ QUERIES = {
 def url_for(path: str) -> str:
     """`path` with a made-up id for each parameter, and the query it needs."""
     path = path.replace("{framework}", "gri")
+    path = path.replace("{kind}", "act")
     path = path.replace("{domain}", "example.test")
     for parameter in (
         "{id}",

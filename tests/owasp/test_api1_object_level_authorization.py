@@ -124,6 +124,9 @@ CASES = {
     ("POST", "/api/organization/members/{userId}/erase"): Case(
         "POST", "/api/organization/members/{id}/erase", "admin", "member_id", ("admin", "/api/organization/members")
     ),
+    ("GET", "/api/evidence/receipts/{kind}/{id}"): Case(
+        "GET", "/api/evidence/receipts/act/{id}", "admin", "act_id", ("member", "/api/kindness/{id}")
+    ),
     ("GET", "/api/donations/{id}"): Case(
         "GET", "/api/donations/{id}", "admin", "donation_id", ("member", "/api/donations/{id}")
     ),

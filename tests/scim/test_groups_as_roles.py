@@ -111,3 +111,42 @@ def test_membership_promotes_and_demotes_and_the_hand_set_role_stays_the_floor(c
         ("manager", "admin", "group"),
         ("admin", "manager", "group"),
     ]
+
+
+def _listed(client, admin, user_id) -> dict:
+    people = client.get("/api/organization/members", headers=admin.headers).json()["data"]
+    return next(person for person in people if person["id"] == user_id)
+
+
+def test_a_group_mapped_to_auditor_gives_the_grant_beside_the_role(client, make):
+    admin, scim, member, member_id, group = _setup(client, make)
+    mapped = client.patch(f"{GROUPS}/{group['id']}", headers=admin.headers, json={"role": "auditor"})
+    assert mapped.status_code == 200 and mapped.json()["data"]["role"] == "auditor"
+    assert client.get("/api/evidence/verify", headers=member.headers).status_code == 403
+    ok(
+        client.patch(
+            f"/scim/v2/Groups/{group['id']}",
+            headers=scim,
+            json=patch({"op": "add", "path": "members", "value": [{"value": member_id}]}),
+        )
+    )
+    assert {k: _listed(client, admin, member_id)[k] for k in ("role", "auditor")} == {"role": "member", "auditor": True}
+    assert client.get("/api/evidence/verify", headers=member.headers).status_code == 200
+    # Given by hand as well, taking it by hand leaves the group's; leaving the group ends it.
+    hand = f"/api/organization/members/{member_id}"
+    assert client.patch(hand, headers=admin.headers, json={"auditor": True}).json()["data"]["auditor"] is True
+    assert client.patch(hand, headers=admin.headers, json={"auditor": False}).json()["data"]["auditor"] is True
+    ok(
+        client.patch(
+            f"/scim/v2/Groups/{group['id']}",
+            headers=scim,
+            json=patch({"op": "remove", "path": f'members[value eq "{member_id}"]'}),
+        )
+    )
+    assert _listed(client, admin, member_id)["auditor"] is False
+    assert client.get("/api/evidence/verify", headers=member.headers).status_code == 403
+    events = client.get(f"/api/evidence?subjectId={member_id}&type=member.auditor_set", headers=admin.headers).json()
+    assert [(e["data"], e["actorId"]) for e in events["data"]] == [
+        ({"auditor": True, "source": "group"}, None),
+        ({"auditor": False, "source": "group"}, None),
+    ]

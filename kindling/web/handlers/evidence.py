@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 
-from kindling.evidence import checkpoints
+from kindling.evidence import checkpoints, receipts
 from kindling.evidence import log as evidence
 from kindling.platform import access
 from kindling.web.runtime import db, runtime
@@ -75,3 +75,7 @@ def inclusion_proof(token_info: dict, seq: int, tree_size: int | None = None):
 def consistency_proof(token_info: dict, from_: int, to: int | None = None):
     caller = access.principal(token_info)
     return evidence.consistency_proof(db(), organization_id=caller.member_of, old=from_, new=to), 200
+
+
+def get_receipt(token_info: dict, kind: str, id_: str):
+    return receipts.receipt(db(), runtime().signer, caller=access.principal(token_info), kind=kind, record_id=id_), 200

@@ -15,6 +15,7 @@ def member_body(user: User, groups: list[dict]) -> dict:
     """A member as the organization's lists show them: the account, its reporting line and groups."""
     return {
         **user_body(user),
+        "auditor": user.auditor,
         "managerId": user.manager_id,
         "department": user.department,
         "employeeNumber": user.employee_number,
