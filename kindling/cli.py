@@ -51,7 +51,39 @@ def main(argv: list[str] | None = None) -> int:
         metavar="FILE",
         help="a signed JSON compliance export: its signature is checked and every figure recomputed from the bundle",
     )
+    witness = commands.add_parser("witness", help="a C2SP tlog-witness that cosigns logs' checkpoints")
+    witness_commands = witness.add_subparsers(dest="witness_command", required=True)
+    witness_serve = witness_commands.add_parser("serve", help="serve POST /add-checkpoint (c2sp.org/tlog-witness)")
+    witness_serve.add_argument("--state", required=True, metavar="FILE", help="its SQLite state, made when missing")
+    witness_serve.add_argument(
+        "--key", required=True, metavar="FILE", help="its Ed25519 key (PEM or base64 seed), made when missing"
+    )
+    witness_serve.add_argument("--name", default="kindling.local/witness", help="its key name, in its vkey")
+    witness_serve.add_argument(
+        "--log", action="append", default=[], metavar="ORIGIN=VKEY", help="a log it follows and the log's note key"
+    )
+    witness_serve.add_argument(
+        "--origin-prefix",
+        action="append",
+        default=[],
+        metavar="PREFIX=VKEY",
+        help="every log whose origin starts with PREFIX, signed by that key under its origin (a Kindling host)",
+    )
+    witness_serve.add_argument("--host", default="127.0.0.1")
+    witness_serve.add_argument("--port", type=int, default=8080)
     args = parser.parse_args(argv)
+    if args.command == "witness":
+        from kindling.evidence.witness_server import serve as serve_witness
+
+        return serve_witness(
+            state=args.state,
+            key=args.key,
+            name=args.name,
+            logs=args.log,
+            prefixes=args.origin_prefix,
+            host=args.host,
+            port=args.port,
+        )
     if args.command == "evidence":
         # Offline: no settings, no database.
         from kindling.evidence.verify_command import verify_bundle_file
