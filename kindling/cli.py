@@ -51,6 +51,16 @@ def main(argv: list[str] | None = None) -> int:
         metavar="FILE",
         help="a signed JSON compliance export: its signature is checked and every figure recomputed from the bundle",
     )
+    verify.add_argument(
+        "--witness",
+        action="append",
+        default=[],
+        metavar="VKEY",
+        help="a witness's vkey whose cosignature of the bundle's checkpoint counts (repeat for each witness)",
+    )
+    verify.add_argument(
+        "--quorum", type=int, metavar="N", help="how many of the --witness keys must cosign (default: all of them)"
+    )
     witness = commands.add_parser("witness", help="a C2SP tlog-witness that cosigns logs' checkpoints")
     witness_commands = witness.add_subparsers(dest="witness_command", required=True)
     witness_serve = witness_commands.add_parser("serve", help="serve POST /add-checkpoint (c2sp.org/tlog-witness)")
@@ -95,6 +105,8 @@ def main(argv: list[str] | None = None) -> int:
             checkpoint=args.checkpoint,
             report=args.report,
             proof=args.proof,
+            witnesses=tuple(args.witness),
+            quorum=args.quorum,
         )
 
     try:
@@ -147,10 +159,11 @@ def _work(settings: Settings, *, once: bool) -> int:
 
 def _worker_tasks(settings: Settings) -> tuple:
     """The rewrite of the tables erasures changed (PostgreSQL), the Slack app's jobs when it is
-    configured, and the evidence checkpoints of growing logs when this process signs with the key
-    the server lists."""
-    from kindling.evidence.checkpoints import Checkpointer
+    configured, and the evidence checkpoints of growing logs and their witnesses' cosignatures when
+    this process signs with the key the server lists."""
     from kindling.evidence.keys import embedded_key_path, make_signer
+    from kindling.evidence.witnessing import Cosigner
+    from kindling.platform.destinations import DestinationPolicy
     from kindling.privacy.storage import StorageCleaner
     from kindling.slack.jobs import SlackWorker
 
@@ -164,7 +177,8 @@ def _worker_tasks(settings: Settings) -> tuple:
     signer = make_signer(
         settings.evidence_signing_key, settings.evidence_previous_keys, settings.database_url, settings.public_url
     )
-    return (*tasks, lambda session_factory: Checkpointer(session_factory, signer))
+    policy = DestinationPolicy.from_settings(settings)
+    return (*tasks, lambda session_factory: Cosigner(session_factory, signer, policy))
 
 
 def _exit(*_) -> None:
