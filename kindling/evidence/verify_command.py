@@ -115,7 +115,9 @@ def _witnesses(vkeys: tuple[str, ...]) -> list[cosignatures.Verifier]:
     return found
 
 
-def _check_cosignatures(bundle: dict, check: ChainCheck, verifiers: list[cosignatures.Verifier], needed: int) -> list[str]:
+def _check_cosignatures(
+    bundle: dict, check: ChainCheck, verifiers: list[cosignatures.Verifier], needed: int
+) -> list[str]:
     """The names of the given witnesses that cosigned the bundle's checkpoint; BundleError below the quorum."""
     if check.tree is None:
         raise BundleError("the bundle has no checkpoint note, so no witness cosigned it")

@@ -16,6 +16,7 @@ from kindling.evidence import cosignatures
 from kindling.evidence.chain import timestamp
 from kindling.evidence.models import EvidenceCosignature, EvidenceWitness, EvidenceWitnessPolicy
 from kindling.platform.base import utcnow
+from kindling.platform.database import changed_rows
 from kindling.platform.destinations import DestinationPolicy, RefusedDestination, check_url
 
 MAX_WITNESSES = 20
@@ -72,11 +73,12 @@ def list_witnesses(db: Session, *, organization_id: str, consultant_id: str | No
 
 def remove_witness(db: Session, *, organization_id: str, witness_id: str) -> None:
     """Remove a witness; its cosignatures stay with the checkpoints they vouch for."""
-    removed = db.execute(
+    removed = changed_rows(
+        db,
         delete(EvidenceWitness).where(
             EvidenceWitness.organization_id == organization_id, EvidenceWitness.id == witness_id
-        )
-    ).rowcount
+        ),
+    )
     if not removed:
         raise NotFound("No such witness")
 

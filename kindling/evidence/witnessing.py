@@ -243,21 +243,21 @@ def submit_due(session_factory: sessionmaker[Session], policy: DestinationPolicy
     """The worker's round: each organization's latest checkpoint to each witness that has not
     cosigned it yet; how many cosignatures came. No transaction is held while witnesses answer."""
     with session_factory() as db:
-        work = []
+        work: list[tuple[EvidenceCheckpoint, str, list[Target]]] = []
         for organization_id in db.scalars(select(EvidenceWitness.organization_id).distinct()).all():
             checkpoint = checkpoints.latest(db, organization_id)
             if checkpoint is not None and checkpoint.note:
                 found = targets(db, organization_id, checkpoint)
                 if found:
-                    work.append((checkpoint, found))
+                    work.append((checkpoint, checkpoint.note, found))
     cosigned = 0
-    for checkpoint, found in work:
+    for checkpoint, note, found in work:
 
         def prove(old: int, organization_id=checkpoint.organization_id, size=checkpoint.seq) -> list[bytes]:
             with session_factory() as db:
                 return merkle.consistency_proof(old, size, tree.reader(db, organization_id))
 
-        outcomes = [submit(target, checkpoint.note, checkpoint.seq, prove, policy) for target in found]
+        outcomes = [submit(target, note, checkpoint.seq, prove, policy) for target in found]
         with session_factory.begin() as db:
             cosigned += record(db, db.merge(checkpoint), outcomes)
     return cosigned
