@@ -314,3 +314,17 @@ def test_offline_verification_counts_the_given_witnesses_cosignatures(
     }
     code, said = verify(tmp_path, capsys, client, resigned, "--witness", first.vkey, "--witness", second.vkey)
     assert code == 1 and "cosigned by 1 of the 2 witnesses given" in said
+
+
+def test_a_compliance_export_states_whether_its_checkpoint_is_witnessed(client, logged, start_witness, loopback):
+    body = {"framework": "gri", "format": "json", "period": "month"}
+    unwitnessed = client.post("/api/compliance/export", json=body, headers=logged.headers)
+    assert unwitnessed.status_code == 200, unwitnessed.text
+    assert unwitnessed.headers["Kindling-Evidence-Witnessed"] == "false"
+    assert unwitnessed.json()["data"]["evidenceWitnessed"] is False
+    add(client, logged, start_witness("witness.test/w1"))
+    exported = client.post("/api/compliance/export", json=body, headers=logged.headers)
+    assert exported.headers["Kindling-Evidence-Witnessed"] == "true"
+    assert exported.json()["data"]["evidenceWitnessed"] is True
+    [latest, *_] = client.get("/api/evidence/checkpoints", headers=logged.headers).json()["data"]
+    assert exported.json()["data"]["evidenceHead"]["seq"] == latest["treeSize"] and latest["cosignatures"]
