@@ -66,18 +66,22 @@ def _body(old: int, proof: list[bytes], note: str) -> bytes:
 
 
 def submit(
-    target: Target, note: str, size: int, prove: Callable[[int], list[bytes]], policy: DestinationPolicy
+    target: Target, note: str, size: int, prove: Callable[[int], list[bytes] | None], policy: DestinationPolicy
 ) -> Outcome:
     """Submit the checkpoint `note` (of `size` leaves) to one witness, from the size it was last
-    known at, and once more from the size it answers in a 409."""
+    known at, and once more from the size it answers in a 409. `prove(old)` is the consistency
+    proof from `old`, or None once the caller no longer waits."""
     try:
         check_url(target.url, policy, resolve=False)
         with session(policy) as http:
             old = min(target.size, size)
             for attempt in range(2):
+                proof = prove(old)
+                if proof is None:
+                    return Outcome(target.witness_id, error="the export stopped waiting before the retry")
                 answer = http.post(
                     target.url + "/add-checkpoint",
-                    data=_body(old, prove(old), note),
+                    data=_body(old, proof, note),
                     headers={"Content-Type": "text/plain; charset=utf-8"},
                     timeout=TIMEOUT_SECONDS,
                     allow_redirects=False,
@@ -196,7 +200,7 @@ def _submit_all(
     found: list[Target],
     note: str,
     size: int,
-    prove: Callable[[int], list[bytes]],
+    prove: Callable[[int], list[bytes] | None],
     policy: DestinationPolicy,
     wait: float,
 ) -> list[Outcome]:
@@ -218,18 +222,21 @@ def cosign_now(
     organization_id = checkpoint.organization_id
     found = targets(db, organization_id, checkpoint)
     if found and checkpoint.note:
-        # The proofs are read in the caller's session, one thread at a time.
+        # The proofs are read in the caller's session, one thread at a time, and never once the
+        # caller stopped waiting (it uses the session again).
         lock = threading.Lock()
         read = tree.reader(db, organization_id)
+        waiting = [True]
 
-        def prove(old: int) -> list[bytes]:
+        def prove(old: int) -> list[bytes] | None:
             with lock:
-                return merkle.consistency_proof(old, checkpoint.seq, read)
+                return merkle.consistency_proof(old, checkpoint.seq, read) if waiting[0] else None
 
         started = time.monotonic()
         outcomes = _submit_all(found, checkpoint.note, checkpoint.seq, prove, policy, wait)
         with lock:
-            record(db, checkpoint, outcomes)
+            waiting[0] = False
+        record(db, checkpoint, outcomes)
         log.info("witnesses answered %d of %d in %.2f s", len(outcomes), len(found), time.monotonic() - started)
     return witnessed(db, checkpoint)
 
