@@ -71,7 +71,49 @@ def main(argv: list[str] | None = None) -> int:
         metavar="FILE",
         help="a saved GET /api/evidence/proofs/consistency from the receipt's tree size to the --checkpoint's",
     )
+    verify.add_argument(
+        "--witness",
+        action="append",
+        default=[],
+        metavar="VKEY",
+        help="a witness's vkey whose cosignature of the bundle's checkpoint counts (repeat for each witness)",
+    )
+    verify.add_argument(
+        "--quorum", type=int, metavar="N", help="how many of the --witness keys must cosign (default: all of them)"
+    )
+    witness = commands.add_parser("witness", help="a C2SP tlog-witness that cosigns logs' checkpoints")
+    witness_commands = witness.add_subparsers(dest="witness_command", required=True)
+    witness_serve = witness_commands.add_parser("serve", help="serve POST /add-checkpoint (c2sp.org/tlog-witness)")
+    witness_serve.add_argument("--state", required=True, metavar="FILE", help="its SQLite state, made when missing")
+    witness_serve.add_argument(
+        "--key", required=True, metavar="FILE", help="its Ed25519 key (PEM or base64 seed), made when missing"
+    )
+    witness_serve.add_argument("--name", default="kindling.local/witness", help="its key name, in its vkey")
+    witness_serve.add_argument(
+        "--log", action="append", default=[], metavar="ORIGIN=VKEY", help="a log it follows and the log's note key"
+    )
+    witness_serve.add_argument(
+        "--origin-prefix",
+        action="append",
+        default=[],
+        metavar="PREFIX=VKEY",
+        help="every log whose origin starts with PREFIX, signed by that key under its origin (a Kindling host)",
+    )
+    witness_serve.add_argument("--host", default="127.0.0.1")
+    witness_serve.add_argument("--port", type=int, default=8080)
     args = parser.parse_args(argv)
+    if args.command == "witness":
+        from kindling.evidence.witness_server import serve as serve_witness
+
+        return serve_witness(
+            state=args.state,
+            key=args.key,
+            name=args.name,
+            logs=args.log,
+            prefixes=args.origin_prefix,
+            host=args.host,
+            port=args.port,
+        )
     if args.command == "evidence":
         # Offline: no settings, no database.
         from kindling.evidence.verify_command import verify_bundle_file, verify_receipt_file
@@ -87,6 +129,8 @@ def main(argv: list[str] | None = None) -> int:
             checkpoint=args.checkpoint,
             report=args.report,
             proof=args.proof,
+            witnesses=tuple(args.witness),
+            quorum=args.quorum,
         )
 
     try:
@@ -139,10 +183,11 @@ def _work(settings: Settings, *, once: bool) -> int:
 
 def _worker_tasks(settings: Settings) -> tuple:
     """The rewrite of the tables erasures changed (PostgreSQL), the Slack app's jobs when it is
-    configured, and the evidence checkpoints of growing logs when this process signs with the key
-    the server lists."""
-    from kindling.evidence.checkpoints import Checkpointer
+    configured, and the evidence checkpoints of growing logs and their witnesses' cosignatures when
+    this process signs with the key the server lists."""
     from kindling.evidence.keys import embedded_key_path, make_signer
+    from kindling.evidence.witnessing import Cosigner
+    from kindling.platform.destinations import DestinationPolicy
     from kindling.privacy.storage import StorageCleaner
     from kindling.slack.jobs import SlackWorker
 
@@ -156,7 +201,8 @@ def _worker_tasks(settings: Settings) -> tuple:
     signer = make_signer(
         settings.evidence_signing_key, settings.evidence_previous_keys, settings.database_url, settings.public_url
     )
-    return (*tasks, lambda session_factory: Checkpointer(session_factory, signer))
+    policy = DestinationPolicy.from_settings(settings)
+    return (*tasks, lambda session_factory: Cosigner(session_factory, signer, policy))
 
 
 def _exit(*_) -> None:

@@ -92,15 +92,17 @@ SLICES = {
 MODULES = {"kindling.webhooks.inbound": {"accounts", "donations"}}
 # What every package may import: the root modules below every slice.
 ROOT = {"kindling", "kindling.errors", "kindling.config"}
-# The offline verifier runs with these alone, and the theme engine is pure.
+# The offline verifier and the witness Kindling ships run with these alone, and the theme engine is pure.
 SELF_CONTAINED = (
     "kindling.evidence.chain",
+    "kindling.evidence.cosignatures",
     "kindling.evidence.keys",
     "kindling.evidence.merkle",
     "kindling.evidence.notes",
     "kindling.evidence.replay",
     "kindling.evidence.report_check",
     "kindling.evidence.verify_command",
+    "kindling.evidence.witness_server",
     "kindling.platform.money",
     "kindling.themes",
 )

@@ -12,9 +12,12 @@ from sqlalchemy.orm import Session
 from kindling.compliance.report import Report
 from kindling.compliance.reports import build_report
 from kindling.evidence import log as evidence
+from kindling.evidence import witnessing
 from kindling.evidence.chain import export_statement, json_digested
 from kindling.evidence.keys import Signer
+from kindling.evidence.models import EvidenceCheckpoint
 from kindling.platform import periods
+from kindling.platform.destinations import DestinationPolicy
 from kindling.platform.exports import ExportFile, csv_text
 from kindling.wellbeing import service as wellbeing
 
@@ -45,18 +48,19 @@ def checked_report(
 ) -> tuple[Report, dict]:
     """The report and the evidence head it was computed at, checkpointed, refused while the log
     is broken, the records contradict it or it does not extend its last checkpoint (docs/evidence.md)."""
-    head = _checkpointed_head(db, signer, organization_id=organization_id, now=None)
+    head, _ = _checkpointed_head(db, signer, organization_id=organization_id, now=None)
     return build_report(db, organization_id=organization_id, framework_id=framework_id, period=period), head
 
 
-def _checkpointed_head(db: Session, signer: Signer, *, organization_id: str, now: dt.datetime | None) -> dict:
-    """The head a report is computed at, checkpointed. The wellbeing weeks that ended and are due
-    are published first, so that the figures the report shows rest on events its head covers."""
+def _checkpointed_head(
+    db: Session, signer: Signer, *, organization_id: str, now: dt.datetime | None
+) -> tuple[dict, EvidenceCheckpoint]:
+    """The head a report is computed at, and its checkpoint. The wellbeing weeks that ended and
+    are due are published first, so that the figures the report shows rest on events its head covers."""
     wellbeing.publish_closed_weeks(
         db, before=periods.week_of(now or periods.utcnow()), organization_ids=[organization_id]
     )
-    head, _ = evidence.checkpointed_head(db, signer, organization_id=organization_id)
-    return head
+    return evidence.checkpointed_head(db, signer, organization_id=organization_id)
 
 
 def report_document(report: Report) -> dict:
@@ -97,11 +101,14 @@ def export_report(
     file_format: str,
     period: str = periods.DEFAULT_PERIOD,
     now: dt.datetime | None = None,
+    policy: DestinationPolicy | None = None,
 ) -> ExportFile:
     """The report as a CSV, JSON or PDF file, stating the evidence head it was computed at and
     signed over that head and its exact bytes (docs/evidence.md); refused while the log is
     broken or the records contradict it."""
-    head = _checkpointed_head(db, signer, organization_id=organization_id, now=now)
+    head, made = _checkpointed_head(db, signer, organization_id=organization_id, now=now)
+    # Whether the witnesses' quorum cosigned the checkpoint of that head, waited for at most 5 s.
+    witnessed = witnessing.cosign_now(db, made, policy or DestinationPolicy())
     report = build_report(db, organization_id=organization_id, framework_id=framework_id, period=period, now=now)
     window = report.window
     name = (
@@ -115,7 +122,7 @@ def export_report(
         # Each figure names its metric, so `kindling evidence verify --report` recomputes it (docs/evidence.md).
         for indicator, line in zip(data["indicators"], report.lines, strict=True):
             indicator["metric"] = line.metric
-        document = {"data": {**data, "evidenceHead": head}}
+        document = {"data": {**data, "evidenceHead": head, "evidenceWitnessed": witnessed}}
         content = json_digested(document)
     else:
         # reportlab takes a tenth of a second to import: every server start would pay for it.
@@ -137,6 +144,7 @@ def export_report(
         content = json.dumps({**document, "signature": signed}, ensure_ascii=False).encode()
     signature = (
         ("Kindling-Evidence-Head", f"{head['seq']}:{head['hash']}"),
+        ("Kindling-Evidence-Witnessed", "true" if witnessed else "false"),
         ("Kindling-Signature", signer.signature_header(signed)),
     )
     return ExportFile(filename=name, media_type=MEDIA_TYPES[file_format], content=content, extra_headers=signature)

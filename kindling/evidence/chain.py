@@ -234,6 +234,8 @@ BUNDLE_MEMBERS = frozenset({"organizationId", "prevHash", "events", "head", "sig
 TREE_BUNDLE_MEMBERS = BUNDLE_MEMBERS | {"checkpoint"}
 BUNDLE_CHECKPOINT_MEMBERS = frozenset({"note", "treeSize", "rootHash"})
 EXCERPT_CHECKPOINT_MEMBERS = BUNDLE_CHECKPOINT_MEMBERS | {"prefix", "proof"}
+# Bundles made since witnesses also say whether the quorum cosigned the checkpoint.
+WITNESSED = "witnessed"
 EVENT_MEMBERS = frozenset((*HASHED_MEMBERS, "hash"))
 CHECKPOINT_MEMBERS = frozenset({"organizationId", "seq", "hash", "at", "signature"})
 # A checkpoint as GET /api/evidence/checkpoints lists it since checkpoints are notes.
@@ -425,9 +427,12 @@ def verify_tree(bundle: dict, public_keys: Iterable[bytes]) -> TreeCheck:
     if not isinstance(bundle["checkpoint"], dict):
         raise BundleError("the bundle's checkpoint is not a JSON object")
     excerpt = first != 1 or head["seq"] != bundle["checkpoint"].get("treeSize")
+    members = EXCERPT_CHECKPOINT_MEMBERS if excerpt else BUNDLE_CHECKPOINT_MEMBERS
     cp = _members(
-        bundle["checkpoint"], EXCERPT_CHECKPOINT_MEMBERS if excerpt else BUNDLE_CHECKPOINT_MEMBERS, "the checkpoint"
+        bundle["checkpoint"], members | {WITNESSED} if WITNESSED in bundle["checkpoint"] else members, "the checkpoint"
     )
+    if type(cp.get(WITNESSED, False)) is not bool:
+        raise BundleError("the checkpoint's witnessed is not true or false")
     size = _seq(cp["treeSize"], "the checkpoint's treeSize")
     root = _tree_hash(cp["rootHash"], "the checkpoint's rootHash")
     note = open_note(cp["note"], public_keys, bundle["organizationId"])

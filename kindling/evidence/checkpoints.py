@@ -14,16 +14,17 @@ import base64
 import datetime as dt
 import logging
 import time
+from collections.abc import Sequence
 
 import sqlalchemy as sa
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session, sessionmaker
 
 from kindling.errors import Conflict
-from kindling.evidence import notes, tree
+from kindling.evidence import notes, tree, witnesses
 from kindling.evidence.chain import ALGORITHM, GENESIS_HASH, checkpoint_statement, timestamp
 from kindling.evidence.keys import Signer
-from kindling.evidence.models import EvidenceCheckpoint, EvidenceEvent, EvidenceHead
+from kindling.evidence.models import EvidenceCheckpoint, EvidenceCosignature, EvidenceEvent, EvidenceHead
 from kindling.platform.base import utcnow
 from kindling.platform.pagination import page
 from kindling.webhooks import outbox
@@ -36,19 +37,21 @@ _relationships = sa.table(
 )
 
 
-def document(checkpoint: EvidenceCheckpoint) -> dict:
-    """A checkpoint as it is listed and sent to the witnesses: its note (null for those made before
-    notes), the tree it signs and the chain's head, with the JSON form's signature."""
+def document(checkpoint: EvidenceCheckpoint, cosigned: Sequence[EvidenceCosignature] = ()) -> dict:
+    """A checkpoint as it is listed and sent to consultants: its note (null for those made before
+    notes) with the witnesses' cosignature lines after the log's, the tree it signs and the chain's
+    head, with the JSON form's signature."""
+    note = checkpoint.note + "".join(row.line + "\n" for row in cosigned) if checkpoint.note else None
     return {
         "organizationId": checkpoint.organization_id,
         "seq": checkpoint.seq,
         "hash": checkpoint.hash,
         "at": timestamp(checkpoint.at),
         "signature": {"keyId": checkpoint.key_id, "algorithm": ALGORITHM, "value": checkpoint.signature},
-        "note": checkpoint.note,
+        "note": note,
         "treeSize": checkpoint.seq,
         "rootHash": checkpoint.root_hash,
-        "cosignatures": [],
+        "cosignatures": [{"name": row.name, "line": row.line} for row in cosigned],
     }
 
 
@@ -79,23 +82,24 @@ def record(
     rebuilt: tree.Recomputed | None = None,
 ) -> EvidenceCheckpoint:
     """A signed checkpoint of the organization's log at `head` (the latest one when it already says
-    so), sent to the witnesses in the caller's transaction.
+    so), sent to the consultants' webhook endpoints in the caller's transaction.
 
     The tree is rebuilt from the stored events, not taken from the node table: ForkDetected when
-    it does not extend the latest checkpoint, or the node table disagrees with the events.
+    it does not extend the last checkpoint, or the node table disagrees with the events.
     `rebuilt` is that tree when the caller rebuilt it already (verification does), with the
-    roots at every checkpoint's size."""
-    latest = _latest(db, organization_id)
-    if latest is not None and (latest.seq, latest.hash) == (head["seq"], head["hash"]) and latest.note:
-        return latest
-    if rebuilt is None or rebuilt.size != head["seq"] or (latest is not None and latest.seq not in rebuilt.roots):
+    roots at every checkpoint's size. Refused too while a witness reports a fork."""
+    _refuse_witnessed_fork(db, organization_id)
+    last = latest(db, organization_id)
+    if last is not None and (last.seq, last.hash) == (head["seq"], head["hash"]) and last.note:
+        return last
+    if rebuilt is None or rebuilt.size != head["seq"] or (last is not None and last.seq not in rebuilt.roots):
         rebuilt = tree.from_events(
-            db, organization_id=organization_id, up_to=head["seq"], sizes=[latest.seq] if latest else []
+            db, organization_id=organization_id, up_to=head["seq"], sizes=[last.seq] if last else []
         )
-    if latest is not None and (
-        latest.seq > rebuilt.size or base64.b64encode(rebuilt.roots[latest.seq]).decode() != latest.root_hash
+    if last is not None and (
+        last.seq > rebuilt.size or base64.b64encode(rebuilt.roots[last.seq]).decode() != last.root_hash
     ):
-        raise ForkDetected(latest, rebuilt.size)
+        raise ForkDetected(last, rebuilt.size)
     if rebuilt.size != head["seq"] or tree.root(db, organization_id=organization_id, size=rebuilt.size) != rebuilt.root:
         raise Conflict(
             "The evidence log's tree does not match its events: see GET /api/evidence/verify",
@@ -117,11 +121,24 @@ def record(
     )
     db.add(checkpoint)
     db.flush()
-    _emit(db, organization_id, outbox.EVIDENCE_CHECKPOINT, document(checkpoint))
+    emit(db, organization_id, outbox.EVIDENCE_CHECKPOINT, document(checkpoint))
     return checkpoint
 
 
-def _emit(db: Session, organization_id: str, type: str, data: dict) -> None:
+def _refuse_witnessed_fork(db: Session, organization_id: str) -> None:
+    """409 `evidence_inconsistent` while a witness reports that it cosigned a log this one does
+    not extend: signing resumes only once an admin removes that witness (docs/evidence.md)."""
+    witness = witnesses.forked(db, organization_id=organization_id)
+    if witness is not None:
+        raise Conflict(
+            f"The witness {witness.name} cosigned a log this one does not extend: Kindling signs nothing more "
+            "of it (see GET /api/evidence/witnesses)",
+            code="evidence_inconsistent",
+            details={"witness": {"id": witness.id, "name": witness.name, "size": witness.size}},
+        )
+
+
+def emit(db: Session, organization_id: str, type: str, data: dict) -> None:
     consultants = db.scalars(
         select(_relationships.c.consultant_id).where(
             _relationships.c.organization_id == organization_id, _relationships.c.status == "active"
@@ -144,7 +161,7 @@ def raise_fork_alarm(db: Session, *, fork: ForkDetected, now: dt.datetime | None
         checkpoint.organization_id,
         checkpoint.seq,
     )
-    _emit(
+    emit(
         db,
         checkpoint.organization_id,
         outbox.EVIDENCE_FORK_DETECTED,
@@ -221,10 +238,11 @@ def list_checkpoints(
     rows, next_cursor = page(
         db, statement, timestamp=EvidenceCheckpoint.at, record_id=EvidenceCheckpoint.id, limit=limit, cursor=cursor
     )
-    return [document(row) for row in rows], next_cursor
+    cosigned = witnesses.cosignatures_of(db, [row.id for row in rows])
+    return [document(row, cosigned.get(row.id, [])) for row in rows], next_cursor
 
 
-def _latest(db: Session, organization_id: str) -> EvidenceCheckpoint | None:
+def latest(db: Session, organization_id: str) -> EvidenceCheckpoint | None:
     return db.scalar(
         select(EvidenceCheckpoint)
         .where(EvidenceCheckpoint.organization_id == organization_id)
@@ -243,12 +261,14 @@ class Checkpointer:
         self.every_seconds = every_seconds
         self._next = 0.0
 
-    def __call__(self) -> None:
+    def __call__(self) -> bool:
+        """Make the checkpoints due, when a round is due; whether it was."""
         if time.monotonic() < self._next:
-            return
+            return False
         self._next = time.monotonic() + self.every_seconds
         try:
             with self.session_factory.begin() as db:
                 record_due(db, self.signer)
         except Exception as exc:  # a database outage must not end the worker
             log.warning("evidence checkpoints failed: %s: %s", type(exc).__name__, exc)
+        return True

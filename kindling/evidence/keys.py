@@ -116,7 +116,7 @@ def make_signer(
     else:
         path = embedded_key_path(database_url)
         if path is not None:
-            private_key = _kept_key(path)
+            private_key = kept_key(path)
         else:
             log.warning("EVIDENCE_SIGNING_KEY is not set: evidence is signed with a key that lasts this process only")
             private_key = Ed25519PrivateKey.generate()
@@ -132,7 +132,7 @@ def embedded_key_path(database_url: str) -> pathlib.Path | None:
     return database.with_name(database.name + ".evidence-key.pem")
 
 
-def _kept_key(path: pathlib.Path) -> Ed25519PrivateKey:
+def kept_key(path: pathlib.Path) -> Ed25519PrivateKey:
     try:
         return Ed25519PrivateKey.from_private_bytes(parse_private_key(path.read_text()))
     except FileNotFoundError:

@@ -11,12 +11,13 @@ from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session
 
 from kindling.errors import BadRequest, Conflict, invalid
-from kindling.evidence import checkpoints, merkle, tree
+from kindling.evidence import checkpoints, merkle, tree, witnesses, witnessing
 from kindling.evidence.chain import ALGORITHM, GENESIS_HASH, event_hash, signed_bytes, timestamp
 from kindling.evidence.keys import Signer
 from kindling.evidence.models import EvidenceCheckpoint, EvidenceEvent, EvidenceHead
 from kindling.evidence.reconcile import RECORD_KINDS, reconcile
 from kindling.platform.base import utcnow
+from kindling.platform.destinations import DestinationPolicy
 from kindling.platform.pagination import decode_seq_cursor, encode_seq_cursor
 
 # Every event type, here and in openapi.yaml (EvidenceEventType). `data` holds ids, levels,
@@ -441,10 +442,13 @@ def export(
     organization_id: str,
     since: dt.datetime | None = None,
     until: dt.datetime | None = None,
+    policy: DestinationPolicy | None = None,
 ) -> dict:
     """A signed bundle of the organization's events (all, or those in the time range), refused
-    while the log is broken or the records contradict it."""
+    while the log is broken or the records contradict it. Its checkpoint carries the witnesses'
+    cosignatures that came within 5 s, and says whether they are the quorum (`witnessed`)."""
     current, made = checkpointed_head(db, signer, organization_id=organization_id)
+    witnessed = witnessing.cosign_now(db, made, policy or DestinationPolicy())
     in_log = (_events.c.organization_id == organization_id, _events.c.seq <= current["seq"])
     # Every event from the first to the last in the range, so the excerpt is one unbroken piece
     # of the chain even where clocks of several servers let occurredAt step back.
@@ -472,18 +476,25 @@ def export(
         "prevHash": prev_hash,
         "events": events,
         "head": last,
-        "checkpoint": _bundle_checkpoint(db, made, events, last),
+        "checkpoint": _bundle_checkpoint(db, made, events, last, witnessed),
         "signedAt": timestamp(utcnow()),
     }
     bundle["signature"] = {"keyId": signer.key_id, "algorithm": ALGORITHM, "value": signer.sign(signed_bytes(bundle))}
     return bundle
 
 
-def _bundle_checkpoint(db: Session, made: EvidenceCheckpoint, events: list[dict], head: dict) -> dict:
-    """The checkpoint of the log at export, `{note, treeSize, rootHash}`; an excerpt adds what ties
-    its events to that tree: `prefix`, the complete subtrees over the leaves before its first
-    event, and `proof`, the consistency proof from its head's tree to the checkpoint's."""
-    found: dict[str, typing.Any] = {"note": made.note, "treeSize": made.seq, "rootHash": made.root_hash}
+def _bundle_checkpoint(db: Session, made: EvidenceCheckpoint, events: list[dict], head: dict, witnessed: bool) -> dict:
+    """The checkpoint of the log at export, `{note, treeSize, rootHash, witnessed}`, its note with
+    the cosignatures; an excerpt adds what ties its events to that tree: `prefix`, the complete
+    subtrees over the leaves before its first event, and `proof`, the consistency proof from its
+    head's tree to the checkpoint's."""
+    note = checkpoints.document(made, witnesses.cosignatures_of(db, [made.id]).get(made.id, []))["note"]
+    found: dict[str, typing.Any] = {
+        "note": note,
+        "treeSize": made.seq,
+        "rootHash": made.root_hash,
+        "witnessed": witnessed,
+    }
     first = events[0]["seq"] if events else head["seq"] + 1
     if first == 1 and head["seq"] == made.seq:
         return found

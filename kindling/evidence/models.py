@@ -83,3 +83,49 @@ class EvidenceCheckpoint(Base):
     note: Mapped[str | None] = mapped_column(Text)
     # When the log was first found not to extend this checkpoint (evidence.fork_detected was raised).
     fork_detected_at: Mapped[dt.datetime | None]
+
+
+class EvidenceWitness(Base):
+    """A witness that cosigns the organization's checkpoints (c2sp.org/tlog-witness), added by an
+    admin or by a consultant of the organization (`consultant_id`)."""
+
+    __tablename__ = "evidence_witnesses"
+    __table_args__ = (Index("ix_evidence_witnesses_organization_id", "organization_id", "created_at"),)
+
+    id: Mapped[str] = mapped_column(String(36), primary_key=True, default=new_id)
+    organization_id: Mapped[str] = mapped_column(ForeignKey("organizations.id"))
+    consultant_id: Mapped[str | None] = mapped_column(String(36))
+    name: Mapped[str] = mapped_column(String(100))
+    url: Mapped[str] = mapped_column(String(2048))
+    verifier_key: Mapped[str] = mapped_column(String(400))
+    created_at: Mapped[dt.datetime]
+    # The size of the latest checkpoint the witness cosigned for this log, as it last told.
+    size: Mapped[int] = mapped_column(BigInteger, default=0)
+    last_attempt_at: Mapped[dt.datetime | None]
+    # Why the last submission got no cosignature (a status, a timeout, a refused destination).
+    last_error: Mapped[str | None] = mapped_column(String(300))
+    # When the witness refused a checkpoint inconsistent with what it cosigned: a fork.
+    fork_detected_at: Mapped[dt.datetime | None]
+
+
+class EvidenceCosignature(Base):
+    """A witness's verified cosignature of a checkpoint: its signature line and timestamp."""
+
+    __tablename__ = "evidence_cosignatures"
+
+    checkpoint_id: Mapped[str] = mapped_column(ForeignKey("evidence_checkpoints.id"), primary_key=True)
+    # Kept when the witness is removed: the cosignature still vouches for the checkpoint.
+    witness_id: Mapped[str] = mapped_column(String(36), primary_key=True)
+    name: Mapped[str] = mapped_column(String(256))
+    line: Mapped[str] = mapped_column(String(512))
+    timestamp: Mapped[int] = mapped_column(BigInteger)
+    received_at: Mapped[dt.datetime]
+
+
+class EvidenceWitnessPolicy(Base):
+    """How many witnesses' cosignatures make a checkpoint `witnessed` (none set: 1 when any witness is listed)."""
+
+    __tablename__ = "evidence_witness_policies"
+
+    organization_id: Mapped[str] = mapped_column(ForeignKey("organizations.id"), primary_key=True)
+    quorum: Mapped[int] = mapped_column(SmallInteger)

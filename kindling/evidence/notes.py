@@ -46,6 +46,24 @@ def vkey(name: str, public_key: bytes) -> str:
     return f"{name}+{key_id(name, public_key).hex()}+{base64.b64encode(bytes([ED25519]) + public_key).decode()}"
 
 
+def parse_vkey(text: str, kind: int = ED25519) -> tuple[str, bytes]:
+    """The key name and Ed25519 public key of a verifier key `name+keyid+base64(kind ‖ key)` (kind
+    0x01 for note signatures); ValueError, with a one-line reason, unless its key id is the one
+    computed from them."""
+    parts = text.split("+", 2)  # base64 has '+' too; the name has none
+    if len(parts) != 3 or not _NAME.fullmatch(parts[0]) or not re.fullmatch(r"[0-9a-f]{8}", parts[1]):
+        raise ValueError("a verifier key is name+keyid+base64: a name without spaces or '+', 8 lowercase hex digits")
+    try:
+        raw = base64.b64decode(parts[2], validate=True)
+    except binascii.Error:
+        raise ValueError("the verifier key's last part is not base64") from None
+    if len(raw) != 33 or raw[0] != kind:
+        raise ValueError(f"the verifier key is not of type 0x{kind:02x} with a 32-byte Ed25519 key")
+    if key_id(parts[0], raw[1:], kind).hex() != parts[1]:
+        raise ValueError(f"the verifier key's key id is not SHA-256(name ‖ 0x0A ‖ 0x{kind:02x} ‖ key)[:4]")
+    return parts[0], raw[1:]
+
+
 def checkpoint_text(origin_: str, size: int, root: bytes) -> str:
     """The text of a checkpoint note: origin, size and base64 root, each ending in a newline."""
     return f"{origin_}\n{size}\n{base64.b64encode(root).decode()}\n"

@@ -5,8 +5,10 @@ from __future__ import annotations
 import sys
 from typing import Any
 
+from kindling.evidence import cosignatures
 from kindling.evidence.chain import (
     BundleError,
+    ChainCheck,
     decode_public_key,
     is_excerpt,
     key_id,
@@ -35,12 +37,19 @@ def verify_bundle_file(
     checkpoint: str | None = None,
     report: str | None = None,
     proof: str | None = None,
+    witnesses: tuple[str, ...] = (),
+    quorum: int | None = None,
 ) -> int:
     """Print what the bundle holds and whether it verifies; 0 when it does, 1 when not, 2 when nothing could be checked."""
     try:
         keys = [decode_public_key(key) for key in public_keys] + (_keys_from_file(keys_file) if keys_file else [])
         if not keys:
             raise Unusable("give --public-key or --keys FILE: without a key nothing can be vouched for")
+        verifiers = _witnesses(witnesses)
+        # Every witness given must cosign unless --quorum says how many.
+        needed = len(verifiers) if quorum is None else quorum
+        if quorum is not None and not 1 <= quorum <= len(verifiers):
+            raise Unusable(f"--quorum must be 1 to the number of --witness keys given ({len(verifiers)})")
         bundle = _read(path)
         extra = {name: _read(file) for name, file in (("report", report), ("proof", proof)) if file}
         if checkpoint:
@@ -68,6 +77,7 @@ def verify_bundle_file(
             # The file's own signature first: figures nobody signed, or edited since, prove nothing.
             verify_report_signature(extra["report"], keys)
             check_report(bundle, extra["report"])
+        cosigned = _check_cosignatures(bundle, check, verifiers, needed) if verifiers else []
     except BundleError as exc:
         print(f"NOT VERIFIED: {exc}", file=sys.stderr)
         return NOT_VERIFIED
@@ -83,6 +93,8 @@ def verify_bundle_file(
         tree = f"; its tree of {check.tree.checkpoint.size} leaves has the root of its checkpoint note, signed"
     else:
         tree = "; no checkpoint of its tree (a bundle made before checkpoints were notes)"
+    if verifiers:
+        tree += f"; cosigned by {len(cosigned)} of {len(verifiers)} witnesses ({', '.join(cosigned)}), quorum {needed}"
     also = tree + "".join(
         f"; {what} verified"
         for what, given in (("checkpoint", checkpoint), ("report's signature", report), ("report's figures", report))
@@ -138,6 +150,32 @@ def verify_receipt_file(
         f"checkpoint note{also}"
     )
     return VERIFIED
+
+
+def _witnesses(vkeys: tuple[str, ...]) -> list[cosignatures.Verifier]:
+    found = []
+    for vkey in vkeys:
+        try:
+            found.append(cosignatures.parse_vkey(vkey))
+        except ValueError as exc:
+            raise Unusable(f"--witness {vkey}: {exc}") from None
+    return found
+
+
+def _check_cosignatures(
+    bundle: dict, check: ChainCheck, verifiers: list[cosignatures.Verifier], needed: int
+) -> list[str]:
+    """The names of the given witnesses that cosigned the bundle's checkpoint; BundleError below the quorum."""
+    if check.tree is None:
+        raise BundleError("the bundle has no checkpoint note, so no witness cosigned it")
+    cosigned = cosignatures.cosigned_by(bundle["checkpoint"]["note"], verifiers)
+    names = [verifier.name for verifier in verifiers if verifier.vkey in cosigned]
+    if len(names) < needed:
+        raise BundleError(
+            f"the checkpoint is cosigned by {len(names)} of the {len(verifiers)} witnesses given, fewer than "
+            f"the quorum of {needed}"
+        )
+    return names
 
 
 def _read(path: str) -> Any:

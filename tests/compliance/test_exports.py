@@ -93,13 +93,15 @@ def test_json_is_the_report_body(client, busy):
     )
     exported = response.json()["data"]
     shown = client.get("/api/compliance/csrd", params={"period": "year"}, headers=busy.headers).json()["data"]
-    moments = ("from", "to", "generatedAt", "evidenceHead")
+    # What only a file states: the evidence head it was computed at, and whether it is witnessed.
+    moments = ("from", "to", "generatedAt", "evidenceHead", "evidenceWitnessed")
     # The file's indicators also name their metric, for `kindling evidence verify --report`.
     assert all(indicator.pop("metric") for indicator in exported["indicators"])
     assert {k: v for k, v in exported.items() if k not in moments} == {
         k: v for k, v in shown.items() if k not in moments
     }
     assert exported["period"] == "year" and exported["complianceRate"] == 54.5
+    assert exported["evidenceWitnessed"] is False  # no witness listed
 
 
 def pdf_text(content: bytes) -> str:

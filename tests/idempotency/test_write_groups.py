@@ -101,6 +101,10 @@ def evidence(make):
     return admin, "POST", "/api/evidence/export", {}
 
 
+def witnesses(make):
+    return make.admin(), "PUT", "/api/evidence/witness-policy", {"quorum": 2}
+
+
 def webhooks(make):
     consultant = make.consultant()
     endpoint = make.endpoint(consultant, "https://hooks.example.com/kindling")
@@ -120,6 +124,7 @@ def webhooks(make):
         invitations,
         compliance,
         evidence,
+        witnesses,
         webhooks,
     ],
 )

@@ -1,7 +1,7 @@
 """the auditor grant
 
 Revision ID: 0033
-Revises: 0030
+Revises: 0032
 
 The auditor grant beside a person's role (docs/decisions.md, "The auditor grant"): the one an admin gives by hand,
 and the one the person holds, by hand or through a directory group mapped to `auditor`. Nobody
@@ -12,7 +12,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision = "0033"
-down_revision = "0030"
+down_revision = "0032"
 branch_labels = None
 depends_on = None
 

@@ -6,10 +6,13 @@ from __future__ import annotations
 from kindling.accounts.models import User
 from kindling.consulting import clients
 from kindling.consulting.models import ClientRelationship, Invitation
+from kindling.errors import NotFound
+from kindling.evidence import witnesses
 from kindling.platform import access
 from kindling.platform.base import utcnow
+from kindling.platform.destinations import DestinationPolicy
 from kindling.web.handlers.accounts import organization_body
-from kindling.web.runtime import db
+from kindling.web.runtime import db, runtime
 
 
 def list_clients(token_info: dict):
@@ -23,6 +26,33 @@ def end_client(organization_id: str, token_info: dict):
         db(), consultant_id=caller.user_id, organization_id=organization_id, ended_by="consultant"
     )
     return {"success": True, "data": relationship_body(relationship)}, 200
+
+
+def add_client_witness(organization_id: str, body: dict, token_info: dict):
+    caller = access.principal(token_info)
+    _require_client(caller.user_id, organization_id)
+    witness = witnesses.add_witness(
+        db(),
+        organization_id=organization_id,
+        name=body["name"],
+        url=body["url"],
+        verifier_key=body["verifierKey"],
+        policy=DestinationPolicy.from_settings(runtime().settings),
+        consultant_id=caller.user_id,
+    )
+    return {"data": witnesses.document(witness)}, 201
+
+
+def list_client_witnesses(organization_id: str, token_info: dict):
+    caller = access.principal(token_info)
+    _require_client(caller.user_id, organization_id)
+    found = witnesses.list_witnesses(db(), organization_id=organization_id, consultant_id=caller.user_id)
+    return {"data": [witnesses.document(witness) for witness in found]}, 200
+
+
+def _require_client(consultant_id: str, organization_id: str) -> None:
+    if not clients.is_client(db(), consultant_id=consultant_id, organization_id=organization_id):
+        raise NotFound("No active relationship with that organization")
 
 
 def list_consultants(token_info: dict):

@@ -6,6 +6,7 @@ import flask
 
 from kindling.compliance import exports
 from kindling.platform import access
+from kindling.platform.destinations import DestinationPolicy
 from kindling.web.runtime import db, runtime
 
 
@@ -26,5 +27,6 @@ def export_report(body: dict, token_info: dict):
         framework_id=body["framework"],
         file_format=body["format"],
         period=body["period"],
+        policy=DestinationPolicy.from_settings(runtime().settings),
     )
     return flask.Response(exported.content, status=200, headers=exported.headers)

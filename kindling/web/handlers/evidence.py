@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import datetime as dt
 
-from kindling.evidence import checkpoints, receipts
+from connexion import NoContent
+
+from kindling.evidence import checkpoints, receipts, witnesses
 from kindling.evidence import log as evidence
 from kindling.platform import access
+from kindling.platform.destinations import DestinationPolicy
 from kindling.web.runtime import db, runtime
 
 
@@ -51,6 +54,7 @@ def export_bundle(token_info: dict, body: dict):
         organization_id=caller.member_of,
         since=_moment(body.get("from")),
         until=_moment(body.get("to")),
+        policy=_policy(),
     )
     return bundle, 200
 
@@ -79,3 +83,38 @@ def consistency_proof(token_info: dict, from_: int, to: int | None = None):
 
 def get_receipt(token_info: dict, kind: str, id_: str):
     return receipts.receipt(db(), runtime().signer, caller=access.principal(token_info), kind=kind, record_id=id_), 200
+
+
+def list_witnesses(token_info: dict):
+    caller = access.principal(token_info)
+    found = witnesses.list_witnesses(db(), organization_id=caller.member_of)
+    return {"data": [witnesses.document(witness) for witness in found]}, 200
+
+
+def add_witness(token_info: dict, body: dict):
+    caller = access.principal(token_info)
+    witness = witnesses.add_witness(
+        db(),
+        organization_id=caller.member_of,
+        name=body["name"],
+        url=body["url"],
+        verifier_key=body["verifierKey"],
+        policy=_policy(),
+    )
+    return {"data": witnesses.document(witness)}, 201
+
+
+def remove_witness(token_info: dict, witness_id: str):
+    caller = access.principal(token_info)
+    witnesses.remove_witness(db(), organization_id=caller.member_of, witness_id=witness_id)
+    return NoContent, 204
+
+
+def set_witness_policy(token_info: dict, body: dict):
+    caller = access.principal(token_info)
+    witnesses.set_quorum(db(), organization_id=caller.member_of, quorum=body["quorum"])
+    return {"data": witnesses.policy_document(db(), organization_id=caller.member_of)}, 200
+
+
+def _policy() -> DestinationPolicy:
+    return DestinationPolicy.from_settings(runtime().settings)
