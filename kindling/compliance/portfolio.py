@@ -58,9 +58,9 @@ def build_portfolio(
                 client=organization.name,
                 kindness_acts=activity.kindness.total,
                 volunteer_hours=metrics.rounded(activity.volunteer_hours, 1),
-                donations=_major(activity.donated_minor_units, organization.currency),
-                matched_giving=_major(activity.matched_minor_units, organization.currency),
-                currency=organization.currency,
+                donations=_major(activity.donated_minor_units, organization.reporting_currency),
+                matched_giving=_major(activity.matched_minor_units, organization.reporting_currency),
+                currency=organization.reporting_currency,
                 compliance_rate=activity.compliance_rate,
             )
         )

@@ -39,12 +39,12 @@ def build_report(
     figures = _Figures(
         activity=metrics.activity(db, organization_ids=ids, window=window)[organization_id],
         wellbeing=metrics.wellbeing(db, organization_ids=ids, window=window)[organization_id],
-        currency=organization.currency,
+        currency=organization.reporting_currency,
     )
     lines = []
     for indicator in framework.indicators:
         value, evidence = MEASURES[indicator.metric](figures)
-        unit = organization.currency if indicator.unit == CURRENCY_UNIT else indicator.unit
+        unit = organization.reporting_currency if indicator.unit == CURRENCY_UNIT else indicator.unit
         lines.append(Line(indicator.code, indicator.title, indicator.metric, value, unit, evidence))
     return Report(
         framework=framework,

@@ -123,7 +123,7 @@ def test_period_defaults_to_a_month(client, db, make, consultant):
 def test_donations_are_major_units_of_each_clients_currency(client, db, make, consultant):
     dollars, yen, dinars = make.admin("A dollars"), make.admin("B yen"), make.admin("C dinars")
     for admin, currency in ((yen, "JPY"), (dinars, "KWD")):
-        make.organization(admin).currency = currency
+        make.organization(admin).reporting_currency = currency
     for admin, currency in ((dollars, "USD"), (yen, "JPY"), (dinars, "KWD")):
         make.client(consultant, admin)
         make.activity.donation(admin, amount=123457, currency=currency)
