@@ -84,7 +84,7 @@ SLICES = {
     "volunteering": {"accounts", "consulting", "evidence", "webhooks"},
     # Grants claim verified check-ins; giving requests are told to the organization's consultants.
     "donations": {"accounts", "consulting", "evidence", "rates", "volunteering", "webhooks"},
-    "compliance": {"accounts", "consulting", "donations", "evidence", "kindness", "volunteering", "wellbeing"},
+    "compliance": {"accounts", "consulting", "donations", "evidence", "kindness", "rates", "volunteering", "wellbeing"},
     "privacy": {"accounts", "donations", "evidence", "kindness", "slack", "volunteering", "wellbeing"},
     # Slack's people are the organization's members; their acts and decisions are kindness's.
     "slack": {"accounts", "kindness"},

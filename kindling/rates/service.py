@@ -15,6 +15,7 @@ import hashlib
 import importlib.resources
 import io
 import zipfile
+from collections.abc import Iterable
 from decimal import Decimal, InvalidOperation
 
 from sqlalchemy import delete, func, insert, select
@@ -162,3 +163,25 @@ def pair(db: Session, *, source: str, target: str, on: dt.date) -> tuple[Quote, 
     if row is None:
         return None
     return Quote(source, row[0], row[1]), Quote(target, row[0], row[2])
+
+
+class Converter:
+    """Converts amounts of many gifts at the quotes of each one's day, looking each pair and day
+    up once, and keeps the quotes it used, for a report to list."""
+
+    def __init__(self, db: Session):
+        self._db = db
+        self._pairs: dict[tuple[str, str, dt.date], tuple[Quote, Quote] | None] = {}
+
+    def quotes(self, *, source: str, target: str, on: dt.date) -> tuple[Quote, Quote] | None:
+        """`pair`, looked up once per currencies and day."""
+        key = (source, target, on)
+        if key not in self._pairs:
+            self._pairs[key] = pair(self._db, source=source, target=target, on=on)
+        return self._pairs[key]
+
+
+def listed(quotes: Iterable[Quote]) -> list[dict]:
+    """The quotes as a report lists them, in order; EUR's 1 is implied on every publication day."""
+    unique = {(q.currency, q.rate_date, q.rate) for q in quotes if q.currency != EUR}
+    return [{"currency": currency, "rateDate": day.isoformat(), "rate": rate} for currency, day, rate in sorted(unique)]
