@@ -78,6 +78,8 @@ class Activity:
     # quote, summed per currency in its minor units.
     unconverted: dict[str, dict[str, int]] = dataclasses.field(default_factory=dict)
     rates: tuple[Quote, ...] = ()
+    # The succeeded donations as given: per currency, in its minor units.
+    donated_by_currency: dict[str, int] = dataclasses.field(default_factory=dict)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -202,7 +204,13 @@ def _converted(db: Session, figures: dict[str, Activity], foreign: CompoundSelec
     added: dict[str, dict[str, int]] = {}
     unconverted: dict[str, dict[str, dict[str, int]]] = {}
     used: dict[str, set[Quote]] = {}
+    given = {
+        organization_id: {figure.currency: figure.donated_minor_units} if figure.donated_minor_units else {}
+        for organization_id, figure in figures.items()
+    }
     for organization_id, figure, source, created_at, amount in db.execute(foreign):
+        if figure == "donated":
+            given[organization_id][source] = given[organization_id].get(source, 0) + amount
         target = figures[organization_id].currency
         quotes = converter.quotes(source=source, target=target, on=created_at.astimezone(dt.UTC).date())
         if quotes is None:
@@ -223,6 +231,7 @@ def _converted(db: Session, figures: dict[str, Activity], foreign: CompoundSelec
             granted_minor_units=figure.granted_minor_units + added.get(organization_id, {}).get("granted", 0),
             unconverted=unconverted.get(organization_id, {}),
             rates=tuple(sorted(used.get(organization_id, ()), key=lambda q: (q.currency, q.rate_date))),
+            donated_by_currency=dict(sorted(given[organization_id].items())),
         )
         for organization_id, figure in figures.items()
     }

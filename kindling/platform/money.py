@@ -3,6 +3,7 @@ payment provider's wire amounts, and the one conversion rule between two currenc
 
 from __future__ import annotations
 
+import copy
 import functools
 from decimal import Decimal
 from fractions import Fraction
@@ -73,6 +74,16 @@ def exponent(currency: str) -> int:
 def major_units(minor: int, currency: str) -> Decimal:
     """The exact amount in major units: 1234 USD cents is 12.34, 1234 JPY is 1234."""
     return Decimal(minor).scaleb(-exponent(currency))
+
+
+def formatted(amount: Decimal, currency: str, locale: str) -> str:
+    """`amount` (major units) as the locale writes money, with the ISO 4217 exponent's decimals
+    (CLDR's digits differ: it gives HUF none)."""
+    from babel import numbers  # a PDF's import, not the offline verifier's
+
+    pattern = copy.copy(numbers.parse_pattern(numbers.Locale.parse(locale).currency_formats["standard"]))
+    pattern.frac_prec = (exponent(currency), exponent(currency))
+    return pattern.apply(amount, locale, currency=currency, currency_digits=False)
 
 
 def stripe_exponent(currency: str) -> int:

@@ -20,6 +20,8 @@ ROW_FIELDS = {
     "matchedGiving",
     "currency",
     "complianceRate",
+    "original",
+    "unconverted",
 }
 
 
