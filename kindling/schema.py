@@ -11,6 +11,7 @@ from kindling.kindness import models as _kindness  # noqa: F401
 from kindling.kindness import verification_models as _verification  # noqa: F401
 from kindling.platform.base import Base
 from kindling.privacy import models as _privacy  # noqa: F401
+from kindling.rates import models as _rates  # noqa: F401
 from kindling.slack import models as _slack  # noqa: F401
 from kindling.volunteering import models as _volunteering  # noqa: F401
 from kindling.webhooks import inbound_models as _inbound_webhooks  # noqa: F401

@@ -1,4 +1,4 @@
-"""Donations (docs/decisions.md §7): minor units, the organization's currency, who sees what."""
+"""Donations (docs/decisions.md §7): any ISO 4217 currency in its minor units, who sees what."""
 
 from __future__ import annotations
 
@@ -39,16 +39,32 @@ def test_member_pledges_a_pending_donation(client, make):
     assert client.get(f"/api/donations/{data['id']}", headers=member.headers).json()["data"] == data
 
 
-def test_currency_must_be_the_organizations(client, make, db):
+def test_donations_are_in_any_iso_4217_currency_in_its_minor_units(client, make):
     admin = make.admin()
-    response = client.post("/api/donations", json=donation_body(currency="EUR"), headers=admin.headers)
-    assert response.status_code == 400
-    assert response.json()["code"] == "currency_mismatch"
-    make.organization(admin).currency = "EUR"
-    db.flush()
-    assert client.post("/api/donations", json=donation_body(currency="EUR"), headers=admin.headers).status_code == 201
-    assert client.post("/api/donations", json=donation_body(currency="USD"), headers=admin.headers).status_code == 400
-    assert len(client.get("/api/donations", headers=admin.headers).json()["data"]) == 1
+    for currency, amount in (("EUR", 2500), ("JPY", 2500), ("KWD", 2510), ("CLF", 12345), ("ISK", 7), ("TWD", 99)):
+        response = client.post(
+            "/api/donations", json=donation_body(currency=currency, amount=amount), headers=admin.headers
+        )
+        assert response.status_code == 201, currency
+        assert (response.json()["data"]["currency"], response.json()["data"]["amount"]) == (currency, amount)
+    assert len(client.get("/api/donations", headers=admin.headers).json()["data"]) == 6
+
+
+def test_unknown_codes_and_amounts_the_provider_cannot_charge_are_400(client, make):
+    admin = make.admin()
+    for code in ("ABC", "XAU", "XXX", "EEK"):  # unknown; no minor unit (gold, none); withdrawn
+        response = client.post("/api/donations", json=donation_body(currency=code), headers=admin.headers)
+        assert response.status_code == 400, code
+        assert response.json()["code"] == "unknown_currency"
+        assert response.json()["details"]["errors"][0]["field"] == "currency"
+    # Stripe charges KWD in tens of fils and MGA in whole ariary.
+    for currency, amount, step in (("KWD", 2505, "10"), ("MGA", 150, "100")):
+        response = client.post(
+            "/api/donations", json=donation_body(currency=currency, amount=amount), headers=admin.headers
+        )
+        assert response.status_code == 400 and response.json()["code"] == "amount_not_payable"
+        assert f"multiple of {step} in {currency}" in response.json()["error"]
+    assert client.get("/api/donations", headers=admin.headers).json()["data"] == []
 
 
 def test_donation_rules(client, make):

@@ -15,9 +15,11 @@ from sqlalchemy import delete
 from sqlalchemy.orm import Session
 
 from kindling.donations.models import Donation
+from kindling.rates.models import ExchangeRate, RateImport
 from kindling.webhooks.inbound_models import InboundWebhookEvent
 from tests.factories import donations as payments
 from tests.helpers import SignedUp, call, sign_up
+from tests.helpers import rates as history
 from tests.helpers.cleanup import forget
 
 pytestmark = pytest.mark.live
@@ -34,14 +36,14 @@ def _server(live_server, runtime):
     )
 
 
-def _donations(server, people: list[SignedUp], per_person: int) -> list[dict]:
+def _donations(server, people: list[SignedUp], per_person: int, currency: str = "USD") -> list[dict]:
     return [
         call(
             server,
             "POST",
             "/api/donations",
             person.token,
-            json={"amount": GIFT, "currency": "USD", "recipient": {"name": "Food bank"}},
+            json={"amount": GIFT, "currency": currency, "recipient": {"name": "Food bank"}},
         ).json()["data"]
         for person in people
         for _ in range(per_person)
@@ -82,6 +84,7 @@ class Made:
 
     organizations: list[str] = dataclasses.field(default_factory=list)
     event_ids: list[str] = dataclasses.field(default_factory=list)
+    rates: bool = False
 
 
 @pytest.fixture
@@ -89,6 +92,9 @@ def made(runtime):
     made = Made()
     yield made
     with Session(runtime.engine) as db:
+        if made.rates:
+            db.execute(delete(ExchangeRate))
+            db.execute(delete(RateImport))
         db.execute(delete(InboundWebhookEvent).where(InboundWebhookEvent.event_id.in_(made.event_ids)))
         for organization_id in made.organizations:
             forget(db, organization_id)
@@ -143,3 +149,34 @@ def test_a_budget_shared_by_several_people_is_never_overspent(live_server, runti
     assert sorted(r["reason"] or "" for r in requests_made) == [""] * 7 + ["budget_exhausted"] * 13
     summary = call(server, "GET", "/api/giving/summary", admin.token).json()["data"]["programs"][0]
     assert summary["budget"] == {"total": 7 * GIFT, "used": 7 * GIFT, "left": 0}
+
+
+def test_gifts_in_euros_at_once_never_exceed_a_cap_in_dollars(live_server, runtime, made):
+    with Session(runtime.engine) as db:
+        history.load(db)
+        db.commit()
+    made.rates = True
+    server = _server(live_server, runtime)
+    admin = sign_up(server.url)
+    organization = _organization(server, admin)
+    made.organizations.append(organization["id"])
+    # Each 10.00 EUR gift is 11.172 USD at the last quote (1.1172): 1117 cents, floored.
+    converted = 1117
+    program = {
+        "name": "Match",
+        "kind": "donation_match",
+        "ratioPercent": 100,
+        "perPersonCap": 100 * GIFT,
+        "budget": 5 * converted + 500,
+        "approval": "auto",
+        "currency": "USD",
+    }
+    call(server, "POST", "/api/giving/programs", admin.token, json=program)
+    givers = [sign_up(server.url, joinCode=organization["joinCode"]) for _ in range(4)]
+    _settle_at_once(server, _donations(server, givers, GIFTS // 4, "EUR"), made.event_ids)
+    requests_made = _requests(server, admin)
+    assert len(requests_made) == GIFTS
+    assert {r["currency"] for r in requests_made} == {"USD"}
+    assert sum(r["amount"] for r in requests_made) == 5 * converted + 500
+    shapes = sorted((r["amount"], r["capped"], r["reason"] or "") for r in requests_made)
+    assert shapes == sorted([(converted, False, "")] * 5 + [(500, True, "")] + [(0, False, "budget_exhausted")] * 14)

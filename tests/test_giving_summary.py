@@ -141,7 +141,7 @@ def test_consultants_are_told_of_requests_made_approved_and_paid(client, make, d
 
 def test_reports_and_the_portfolio_count_the_companys_giving(client, make, db):
     admin = make.admin()
-    make.organization(admin).currency = "EUR"
+    make.organization(admin).reporting_currency = "EUR"
     db.flush()
     member = make.member(admin)
     make.match_program(admin, approval="review")

@@ -76,13 +76,15 @@ SLICES = {
     "accounts": {"evidence"},
     "wellbeing": {"evidence"},
     "webhooks": set(),
+    # The ECB's reference rates, which matches and reports convert with.
+    "rates": set(),
     "consulting": {"accounts", "evidence", "webhooks"},
     "branding": {"accounts", "consulting", "themes", "webhooks"},
     "kindness": {"accounts", "consulting", "evidence", "webhooks"},
     "volunteering": {"accounts", "consulting", "evidence", "webhooks"},
     # Grants claim verified check-ins; giving requests are told to the organization's consultants.
-    "donations": {"accounts", "consulting", "evidence", "volunteering", "webhooks"},
-    "compliance": {"accounts", "consulting", "donations", "evidence", "kindness", "volunteering", "wellbeing"},
+    "donations": {"accounts", "consulting", "evidence", "rates", "volunteering", "webhooks"},
+    "compliance": {"accounts", "consulting", "donations", "evidence", "kindness", "rates", "volunteering", "wellbeing"},
     "privacy": {"accounts", "donations", "evidence", "kindness", "slack", "volunteering", "wellbeing"},
     # Slack's people are the organization's members; their acts and decisions are kindness's.
     "slack": {"accounts", "kindness"},

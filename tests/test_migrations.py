@@ -400,7 +400,8 @@ def test_0029_logs_each_person_without_a_joining_and_each_request_without_its_cr
     requests logged before `createdAt` an `imported` creation time: verify then finds the log and
     the tables agreed, and catches an edit of either."""
     url = fresh_database_url
-    upgrade(url, "0028")
+    # The records are made by today's models, then the schema is taken back to 0028.
+    upgrade(url)
     engine = make_engine(url)
     now = dt.datetime(2026, 11, 2, 9, 30, tzinfo=dt.UTC)
     # Today's models map columns of people that later migrations add: they stand in until then.
@@ -451,6 +452,7 @@ def test_0029_logs_each_person_without_a_joining_and_each_request_without_its_cr
                 },
             )
             session.commit()
+        command.downgrade(alembic_config(url), "0028")
         people = {"early": (True, now - dt.timedelta(days=30)), "gone": (False, now - dt.timedelta(days=20))}
         with engine.begin() as connection:
             for person, (active, joined_at) in people.items():
@@ -540,3 +542,48 @@ def test_0025_builds_the_tree_of_every_existing_log_and_the_root_of_every_checkp
     assert rfc9162.root_from_inclusion(
         2, len(leaves), rfc9162.leaf(leaves[2]), [rfc9162.unb64(node) for node in proof["proof"]]
     ) == rfc9162.mth(leaves)
+
+
+def test_0031_keeps_each_organizations_currency_as_its_reporting_currency_and_its_programs(fresh_database_url):
+    """Every amount stored before stays in the currency it was in: the organization's one currency
+    becomes its reporting currency, and its giving programs take it as theirs."""
+    upgrade(fresh_database_url, "0030")
+    engine = create_engine(fresh_database_url)
+    now = dt.datetime(2026, 11, 1, tzinfo=dt.UTC)
+    with engine.begin() as connection:
+        for organization, currency in (("a", "EUR"), ("b", "JPY")):
+            connection.execute(
+                text(
+                    "INSERT INTO organizations (id, name, slug, join_code, currency, created_at)"
+                    " VALUES (:id, :id, :id, :id, :currency, :now)"
+                ),
+                {"id": organization, "currency": currency, "now": now},
+            )
+            connection.execute(
+                text(
+                    "INSERT INTO users (id, email, name, password_hash, account_type, organization_id, role, active,"
+                    " created_at) VALUES (:id, :id || '@example.test', :id, '!', 'member', :id, 'admin', true, :now)"
+                ),
+                {"id": organization, "now": now},
+            )
+            connection.execute(
+                text(
+                    "INSERT INTO giving_programs (id, organization_id, name, kind, active, period_start_month,"
+                    " per_person_cap, approval, ratio_percent, minimum_gift, version, created_by, created_at, updated_at)"
+                    " VALUES (:id, :id, 'Match', 'donation_match', true, 1, 5000, 'auto', 100, 1, 1, :id, :now, :now)"
+                ),
+                {"id": organization, "now": now},
+            )
+    upgrade(fresh_database_url)
+    with engine.connect() as connection:
+        organizations = connection.execute(
+            text("SELECT id, reporting_currency, locale FROM organizations ORDER BY id")
+        ).all()
+        programs = connection.execute(text("SELECT id, currency FROM giving_programs ORDER BY id")).all()
+    command.downgrade(alembic_config(fresh_database_url), "0030")
+    with engine.connect() as connection:
+        back = connection.execute(text("SELECT id, currency FROM organizations ORDER BY id")).all()
+    engine.dispose()
+    assert [tuple(row) for row in organizations] == [("a", "EUR", "en"), ("b", "JPY", "en")]
+    assert [tuple(row) for row in programs] == [("a", "EUR"), ("b", "JPY")]
+    assert [tuple(row) for row in back] == [("a", "EUR"), ("b", "JPY")]

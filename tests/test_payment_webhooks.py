@@ -70,6 +70,31 @@ def test_status_moves(client, db, donation, history, event_type, expected):
     assert status_of(db, donation) == expected
 
 
+@pytest.mark.parametrize(
+    ("currency", "amount", "wire", "wrong"),
+    [
+        ("JPY", 2500, 2500, 250000),  # zero-decimal in ISO 4217 and at Stripe
+        ("KWD", 2510, 2510, 251),  # three decimals in both; Stripe's end in 0
+        ("ISK", 7, 700, 7),  # zero-decimal in ISO 4217, hundredths at Stripe
+        ("HUF", 1250, 1250, 13),  # hundredths in both (CLDR's 0 digits are not the exponent)
+        ("TWD", 99, 99, 1),  # hundredths in both
+        ("MGA", 500, 5, 500),  # hundredths in ISO 4217, zero-decimal at Stripe
+    ],
+)
+def test_stripe_amounts_settle_gifts_in_their_own_minor_units(client, db, make, currency, amount, wire, wrong):
+    donation = make.donation(make.member(make.admin()), amount=amount, currency=currency)
+    off = payments.payment_event("payment_intent.succeeded", donation, amount=wrong)
+    assert deliver(client, off).json()["outcome"] == "ignored"
+    assert status_of(db, donation) == "pending"
+    event = payments.payment_event("payment_intent.succeeded", donation)
+    assert event["data"]["object"]["amount"] == wire
+    assert deliver(client, event).json()["outcome"] == "processed"
+    assert status_of(db, donation) == "succeeded"
+    refund = payments.payment_event("charge.refunded", donation)
+    assert deliver(client, refund).json()["outcome"] == "processed"
+    assert status_of(db, donation) == "refunded"
+
+
 def test_partial_refund_changes_nothing(client, db, donation):
     deliver(client, payments.payment_event("payment_intent.succeeded", donation))
     partial = payments.payment_event("charge.refunded", donation, refunded=False, amount_refunded=100)

@@ -19,7 +19,10 @@ class Organization(Base):
     join_code: Mapped[str] = mapped_column(String(32), unique=True)
     # Off for organizations whose people come from their directory (docs/decisions.md §2).
     join_code_enabled: Mapped[bool] = mapped_column(Boolean, default=True, server_default="1")
-    currency: Mapped[str] = mapped_column(String(3), default="USD")
+    # ISO 4217: the currency reports and the portfolio state its money in; donations may be in any.
+    reporting_currency: Mapped[str] = mapped_column(String(3), default="USD")
+    # A BCP 47 tag (Babel's form, such as "en" or "de_CH") for the money in its PDFs.
+    locale: Mapped[str] = mapped_column(String(35), default="en", server_default="en")
     created_at: Mapped[dt.datetime] = mapped_column(default=utcnow)
 
 

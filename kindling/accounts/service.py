@@ -6,6 +6,7 @@ import datetime as dt
 import re
 import secrets
 
+import babel
 from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError
 from sqlalchemy import select
@@ -15,8 +16,9 @@ from sqlalchemy.orm import Session as DbSession
 from kindling.accounts import api_tokens, authority
 from kindling.accounts.models import ApiToken, Organization, Session, SsoConnection, SsoDomain, User
 from kindling.accounts.sessions import SESSION_LIFETIME, forget_after_commit, hash_token
-from kindling.errors import BadRequest, Conflict, Forbidden, RateLimited, Unauthenticated
+from kindling.errors import BadRequest, Conflict, Forbidden, RateLimited, Unauthenticated, invalid
 from kindling.evidence import log as evidence
+from kindling.platform import money
 from kindling.platform.base import utcnow
 from kindling.platform.ratelimit import RateLimiter
 
@@ -37,21 +39,32 @@ def sign_up(
     organization_name: str | None = None,
     join_code: str | None = None,
     firm_name: str | None = None,
+    reporting_currency: str | None = None,
+    locale: str | None = None,
 ) -> User:
-    """Create an account; a member creates or joins an organization in the same step."""
+    """Create an account; a member creates (in `reporting_currency` and `locale`, by default USD
+    and en) or joins an organization in the same step."""
     email = email.strip().lower()
     name = name.strip()
     if account_type == "consultant":
-        if organization_name is not None or join_code is not None:
+        if organization_name is not None or join_code is not None or (reporting_currency, locale) != (None, None):
             raise BadRequest("Consultant accounts neither create nor join an organization")
         organization, role = None, None
     else:
         if firm_name is not None:
             raise BadRequest("firmName is only for consultant accounts")
+        if organization_name is None and (reporting_currency, locale) != (None, None):
+            raise BadRequest("reportingCurrency and locale are for a new organization")
         if (organization_name is None) == (join_code is None):
             raise BadRequest("A member account needs exactly one of organizationName or joinCode")
         if organization_name is not None:
-            organization, role, source = create_organization(db, name=organization_name.strip()), "admin", "sign_up"
+            organization = create_organization(
+                db,
+                name=organization_name.strip(),
+                reporting_currency=reporting_currency or "USD",
+                locale=locale or "en",
+            )
+            role, source = "admin", "sign_up"
         elif join_code is not None:
             organization = db.scalar(
                 select(Organization).where(
@@ -89,9 +102,17 @@ def sign_up(
     return user
 
 
-def create_organization(db: DbSession, *, name: str) -> Organization:
+def create_organization(
+    db: DbSession, *, name: str, reporting_currency: str = "USD", locale: str = "en"
+) -> Organization:
     """A new organization with a unique slug and join code."""
-    organization = Organization(name=name, slug=_unique_slug(db, name), join_code=new_join_code())
+    organization = Organization(
+        name=name,
+        slug=_unique_slug(db, name),
+        join_code=new_join_code(),
+        reporting_currency=money.checked(reporting_currency, field="reportingCurrency"),
+        locale=checked_locale(locale),
+    )
     db.add(organization)
     db.flush()
     return organization
@@ -247,6 +268,27 @@ def get_user(db: DbSession, user_id: str) -> User:
 
 def get_organization(db: DbSession, organization_id: str) -> Organization:
     return db.get_one(Organization, organization_id)
+
+
+def update_organization(
+    db: DbSession, *, organization_id: str, reporting_currency: str | None = None, locale: str | None = None
+) -> Organization:
+    """Set the currency the organization's reports state money in, and the locale its PDFs format it in."""
+    organization = db.get_one(Organization, organization_id, with_for_update=True, populate_existing=True)
+    if reporting_currency is not None:
+        organization.reporting_currency = money.checked(reporting_currency, field="reportingCurrency")
+    if locale is not None:
+        organization.locale = checked_locale(locale)
+    db.flush()
+    return organization
+
+
+def checked_locale(tag: str) -> str:
+    """The locale `tag` names (BCP 47, `de-CH` or `de_CH`) in Babel's form, or the 400 `unknown_locale`."""
+    try:
+        return str(babel.Locale.parse(tag.replace("-", "_")))
+    except (ValueError, babel.UnknownLocaleError):
+        raise invalid("body", "locale", "is not a locale of the CLDR", code="unknown_locale") from None
 
 
 def forget_cached_sessions(db: DbSession, user_id: str) -> None:

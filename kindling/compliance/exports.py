@@ -19,6 +19,7 @@ from kindling.evidence.models import EvidenceCheckpoint
 from kindling.platform import periods
 from kindling.platform.destinations import DestinationPolicy
 from kindling.platform.exports import ExportFile, csv_text
+from kindling.rates import service as rates
 from kindling.wellbeing import service as wellbeing
 
 CSV_HEADER = (
@@ -80,9 +81,13 @@ def report_document(report: Report) -> dict:
                 "value": line.value,
                 "unit": line.unit,
                 "evidence": {"verified": line.evidence.verified, "total": line.evidence.total},
+                **({} if line.unconverted is None else {"unconverted": line.unconverted}),
             }
             for line in report.lines
         ],
+        # The quotes every amount in another currency was converted at (docs/evidence.md).
+        "rates": rates.listed(report.rates),
+        "ratesDigest": report.rates_digest,
         # How many attesters the level-5 evidence rests on (docs/evidence.md).
         "externalValidation": {
             "acts": report.external_validation.acts,

@@ -15,10 +15,11 @@ wellbeing aggregates show (docs/decisions.md §7).
 from __future__ import annotations
 
 import dataclasses
+import datetime as dt
 from collections.abc import Collection
 from decimal import ROUND_HALF_UP, Decimal
 
-from sqlalchemy import Select, func, literal_column, select
+from sqlalchemy import CompoundSelect, Select, case, func, literal, literal_column, select, union_all
 from sqlalchemy.orm import Session
 
 from kindling.accounts.models import Organization, User
@@ -27,7 +28,10 @@ from kindling.donations.programs import DONATION_MATCH, VOLUNTEER_GRANT
 from kindling.kindness.models import KindnessAct
 from kindling.kindness.stats import CATEGORIES
 from kindling.kindness.verification_models import Attestation, VerificationDecision
+from kindling.platform import money
 from kindling.platform.periods import Window
+from kindling.rates import service as rates
+from kindling.rates.service import Quote
 from kindling.volunteering.models import CheckIn
 from kindling.wellbeing import service as survey
 
@@ -59,14 +63,23 @@ class Activity:
     volunteer_hours: float  # of verified check-ins only, unrounded
     volunteer_participants: int  # people with a verified check-in
     donations: Evidence  # succeeded donations, of all donations
-    donated_minor_units: int  # sum of succeeded donations, in the organization's currency
+    donated_minor_units: int  # sum of succeeded donations, in minor units of `currency`
     compliance_rate: float  # percent to 1 decimal, 0 without activity (docs/decisions.md §9)
-    # The company's own giving (docs/decisions.md §14): approved and paid requests, in the
-    # organization's currency; evidence: those paid (with their payout reference), of them.
+    # The company's own giving (docs/decisions.md §14): approved and paid requests, in
+    # `currency`; evidence: those paid (with their payout reference), of them.
     matches: Evidence
     matched_minor_units: int
     grants: Evidence
     granted_minor_units: int
+    # The currency of the money figures: each amount in another was converted at the ECB quotes
+    # of its own day and rounded half-even, then summed; `rates` are the quotes used.
+    currency: str = "USD"
+    # Per money figure ("donated", "matched", "granted"): the amounts in currencies without a
+    # quote, summed per currency in its minor units.
+    unconverted: dict[str, dict[str, int]] = dataclasses.field(default_factory=dict)
+    rates: tuple[Quote, ...] = ()
+    # The succeeded donations as given: per currency, in its minor units.
+    donated_by_currency: dict[str, int] = dataclasses.field(default_factory=dict)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -85,15 +98,20 @@ class Wellbeing:
         return self.respondents == 0
 
 
-def activity(db: Session, *, organization_ids: Collection[str], window: Window) -> dict[str, Activity]:
-    """Activity figures of each organization, in one statement of grouped queries whatever their number."""
+def activity(
+    db: Session, *, organization_ids: Collection[str], window: Window, currency: str | None = None
+) -> dict[str, Activity]:
+    """Activity figures of each organization, its money in `currency` (by default its reporting
+    currency): one statement of grouped queries whatever their number, and one more of the
+    amounts in other currencies, converted one by one."""
     if not organization_ids:
         return {}
     ids = list(organization_ids)
+    target = Organization.reporting_currency if currency is None else literal(currency)
     kindness = _kindness(ids, window).subquery("kindness")
     check_ins = _check_ins(ids, window).subquery("check_ins")
-    donations = _donations(ids, window).subquery("donations")
-    giving = _giving(ids, window).subquery("giving")
+    donations = _donations(ids, window, target).subquery("donations")
+    giving = _giving(ids, window, target).subquery("giving")
 
     records = (
         _zero_if_null(kindness.c.acts) + _zero_if_null(check_ins.c.check_ins) + _zero_if_null(donations.c.donations)
@@ -113,6 +131,7 @@ def activity(db: Session, *, organization_ids: Collection[str], window: Window) 
     statement = (
         select(
             Organization.id,
+            target,
             _zero_if_null(kindness.c.acts),
             _zero_if_null(kindness.c.verified_acts),
             *category_columns,
@@ -135,7 +154,87 @@ def activity(db: Session, *, organization_ids: Collection[str], window: Window) 
         .outerjoin(giving, giving.c.organization_id == Organization.id)
         .where(Organization.id.in_(ids))
     )
-    return {row[0]: _activity(row[1:]) for row in db.execute(statement)}
+    figures = {row[0]: _activity(row[2:], currency=row[1]) for row in db.execute(statement)}
+    return _converted(db, figures, _foreign(ids, window, target))
+
+
+def _foreign(ids: list[str], window: Window, target) -> CompoundSelect:
+    """Succeeded donations and committed requests of the window in another currency than `target`."""
+    donations = (
+        select(
+            Donation.organization_id,
+            literal("donated").label("figure"),
+            Donation.currency,
+            Donation.created_at,
+            Donation.amount,
+        )
+        .join(Organization, Organization.id == Donation.organization_id)
+        .where(
+            Donation.organization_id.in_(ids),
+            Donation.created_at >= window.start,
+            Donation.created_at <= window.end,
+            Donation.status == SUCCEEDED,
+            Donation.currency != target,
+        )
+    )
+    requests = (
+        select(
+            GivingRequest.organization_id,
+            case((GivingRequest.kind == DONATION_MATCH, literal("matched")), else_=literal("granted")),
+            GivingRequest.currency,
+            GivingRequest.created_at,
+            GivingRequest.amount,
+        )
+        .join(Organization, Organization.id == GivingRequest.organization_id)
+        .where(
+            GivingRequest.organization_id.in_(ids),
+            GivingRequest.created_at >= window.start,
+            GivingRequest.created_at <= window.end,
+            GivingRequest.status.in_(COMMITTED),
+            GivingRequest.currency != target,
+        )
+    )
+    return union_all(donations, requests)
+
+
+def _converted(db: Session, figures: dict[str, Activity], foreign: CompoundSelect) -> dict[str, Activity]:
+    """Add each amount in another currency to its figure, converted half-even at the quotes of its
+    UTC day; an amount without a quote goes to `unconverted` instead."""
+    converter = rates.Converter(db)
+    added: dict[str, dict[str, int]] = {}
+    unconverted: dict[str, dict[str, dict[str, int]]] = {}
+    used: dict[str, set[Quote]] = {}
+    given = {
+        organization_id: {figure.currency: figure.donated_minor_units} if figure.donated_minor_units else {}
+        for organization_id, figure in figures.items()
+    }
+    for organization_id, figure, source, created_at, amount in db.execute(foreign):
+        if figure == "donated":
+            given[organization_id][source] = given[organization_id].get(source, 0) + amount
+        target = figures[organization_id].currency
+        quotes = converter.quotes(source=source, target=target, on=created_at.astimezone(dt.UTC).date())
+        if quotes is None:
+            by_currency = unconverted.setdefault(organization_id, {}).setdefault(figure, {})
+            by_currency[source] = by_currency.get(source, 0) + amount
+            continue
+        exact = money.converted(
+            amount, source=source, target=target, source_rate=quotes[0].rate, target_rate=quotes[1].rate
+        )
+        sums = added.setdefault(organization_id, {})
+        sums[figure] = sums.get(figure, 0) + money.half_even(exact)
+        used.setdefault(organization_id, set()).update(quotes)
+    return {
+        organization_id: dataclasses.replace(
+            figure,
+            donated_minor_units=figure.donated_minor_units + added.get(organization_id, {}).get("donated", 0),
+            matched_minor_units=figure.matched_minor_units + added.get(organization_id, {}).get("matched", 0),
+            granted_minor_units=figure.granted_minor_units + added.get(organization_id, {}).get("granted", 0),
+            unconverted=unconverted.get(organization_id, {}),
+            rates=tuple(sorted(used.get(organization_id, ()), key=lambda q: (q.currency, q.rate_date))),
+            donated_by_currency=dict(sorted(given[organization_id].items())),
+        )
+        for organization_id, figure in figures.items()
+    }
 
 
 def _zero_if_null(column):
@@ -188,15 +287,17 @@ def _check_ins(ids: list[str], window: Window) -> Select:
     )
 
 
-def _donations(ids: list[str], window: Window) -> Select:
+def _donations(ids: list[str], window: Window, target) -> Select:
     succeeded = Donation.status == SUCCEEDED
     return (
         select(
             Donation.organization_id,
             func.count().label("donations"),
             func.count().filter(succeeded).label("succeeded"),
-            func.sum(Donation.amount).filter(succeeded).label("amount"),
+            # Amounts in other currencies are converted one by one (_converted).
+            func.sum(Donation.amount).filter(succeeded, Donation.currency == target).label("amount"),
         )
+        .join(Organization, Organization.id == Donation.organization_id)
         .where(
             Donation.organization_id.in_(ids),
             Donation.created_at >= window.start,
@@ -206,7 +307,7 @@ def _donations(ids: list[str], window: Window) -> Select:
     )
 
 
-def _giving(ids: list[str], window: Window) -> Select:
+def _giving(ids: list[str], window: Window, target) -> Select:
     committed = GivingRequest.status.in_(COMMITTED)
     # A payout is recorded with its reference (giving.paid), so a paid request carries one: the
     # status alone, which the log holds, makes the evidence (docs/evidence.md).
@@ -220,10 +321,11 @@ def _giving(ids: list[str], window: Window) -> Select:
         columns += [
             func.count().filter(of_kind, committed).label(requests),
             func.count().filter(of_kind, paid).label(paid_requests),
-            func.sum(GivingRequest.amount).filter(of_kind, committed).label(amount),
+            func.sum(GivingRequest.amount).filter(of_kind, committed, GivingRequest.currency == target).label(amount),
         ]
     return (
         select(GivingRequest.organization_id, *columns)
+        .join(Organization, Organization.id == GivingRequest.organization_id)
         .where(
             GivingRequest.organization_id.in_(ids),
             GivingRequest.created_at >= window.start,
@@ -233,7 +335,7 @@ def _giving(ids: list[str], window: Window) -> Select:
     )
 
 
-def _activity(row) -> Activity:
+def _activity(row, *, currency: str) -> Activity:
     acts, verified_acts, *rest = row
     by_category = {category: Evidence(rest[2 * n + 1], rest[2 * n]) for n, category in enumerate(CATEGORIES)}
     check_ins, verified, hours, participants, donations, succeeded, amount, rate, *giving = rest[2 * len(CATEGORIES) :]
@@ -251,6 +353,7 @@ def _activity(row) -> Activity:
         matched_minor_units=int(matched),
         grants=Evidence(grants_paid, grants),
         granted_minor_units=int(granted),
+        currency=currency,
     )
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+from decimal import Decimal
 from xml.sax.saxutils import escape
 
 from reportlab.graphics.charts.barcharts import HorizontalBarChart
@@ -111,7 +112,7 @@ def _indicator_table(report: Report, cell: ParagraphStyle, number: ParagraphStyl
         [
             Paragraph(escape(line.code), cell),
             Paragraph(escape(line.title), cell),
-            Paragraph(_display_value(line), number),
+            Paragraph(_display_value(line, report.organization.locale), number),
             Paragraph(escape(line.unit), cell),
             Paragraph(f"{line.evidence.verified:,} / {line.evidence.total:,}", number),
         ]
@@ -132,15 +133,27 @@ def _indicator_table(report: Report, cell: ParagraphStyle, number: ParagraphStyl
     return table
 
 
-def _display_value(line: Line) -> str:
-    """The value as the PDF prints it: thousands separated, the unit's decimals, or `withheld`."""
+def _display_value(line: Line, locale: str) -> str:
+    """The value as the PDF prints it: money as the organization's locale writes it (with the
+    amounts it could not convert below), other figures thousands separated with the unit's
+    decimals, or `withheld`."""
     if line.value is None:
         return WITHHELD
     if METRICS[line.metric].unit == CURRENCY_UNIT:
-        return f"{line.value:,.{money.exponent(line.unit)}f}"
+        shown = [_money(Decimal(repr(line.value)), line.unit, locale)]
+        shown += [
+            f"+ {_money(money.major_units(amount, currency), currency, locale)} not converted"
+            for currency, amount in (line.unconverted or {}).items()
+        ]
+        return "<br/>".join(escape(text) for text in shown)
     if line.unit in DECIMALS:
         return f"{line.value:,.{DECIMALS[line.unit]}f}"
     return f"{line.value:,}"
+
+
+def _money(amount: Decimal, currency: str, locale: str) -> str:
+    # The standard PDF fonts have no narrow no-break space, which some locales group digits with.
+    return money.formatted(amount, currency, locale).replace("\u202f", "\u00a0")
 
 
 def _evidence_chart(report: Report) -> Drawing:

@@ -8,6 +8,7 @@ import datetime as dt
 from kindling.accounts.models import Organization
 from kindling.compliance import Framework
 from kindling.compliance.metrics import Evidence, ExternalValidation, Window
+from kindling.rates.service import Quote
 
 
 @dataclasses.dataclass(frozen=True)
@@ -20,6 +21,9 @@ class Line:
     value: int | float | None  # None: withheld, no week of the period's survey is published
     unit: str
     evidence: Evidence
+    # A money figure's amounts in currencies without a quote, per currency in its minor units
+    # (empty when none); None for every other figure.
+    unconverted: dict[str, int] | None = None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -30,6 +34,9 @@ class Report:
     compliance_rate: float
     lines: tuple[Line, ...]
     external_validation: ExternalValidation
+    # The ECB quotes the money figures were converted at, and the digest of the history they are from.
+    rates: tuple[Quote, ...] = ()
+    rates_digest: str | None = None
 
     @property
     def generated_at(self) -> dt.datetime:

@@ -14,6 +14,10 @@ from kindling.compliance import CURRENCY_UNIT, get_framework, metrics
 from kindling.compliance.metrics import Activity, Evidence, Wellbeing
 from kindling.compliance.report import Line, Report
 from kindling.platform import money, periods
+from kindling.rates import service as rates
+
+# The money metrics, and the figure of `Activity.unconverted` each reads.
+MONEY = {"donation_amount": "donated", "matched_giving_amount": "matched", "volunteer_grant_amount": "granted"}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -39,13 +43,16 @@ def build_report(
     figures = _Figures(
         activity=metrics.activity(db, organization_ids=ids, window=window)[organization_id],
         wellbeing=metrics.wellbeing(db, organization_ids=ids, window=window)[organization_id],
-        currency=organization.currency,
+        currency=organization.reporting_currency,
     )
     lines = []
     for indicator in framework.indicators:
         value, evidence = MEASURES[indicator.metric](figures)
-        unit = organization.currency if indicator.unit == CURRENCY_UNIT else indicator.unit
-        lines.append(Line(indicator.code, indicator.title, indicator.metric, value, unit, evidence))
+        unit = organization.reporting_currency if indicator.unit == CURRENCY_UNIT else indicator.unit
+        unconverted = None
+        if indicator.metric in MONEY:
+            unconverted = dict(sorted(figures.activity.unconverted.get(MONEY[indicator.metric], {}).items()))
+        lines.append(Line(indicator.code, indicator.title, indicator.metric, value, unit, evidence, unconverted))
     return Report(
         framework=framework,
         organization=organization,
@@ -53,6 +60,8 @@ def build_report(
         compliance_rate=figures.activity.compliance_rate,
         lines=tuple(lines),
         external_validation=metrics.external_validation(db, organization_id=organization_id, window=window),
+        rates=figures.activity.rates,
+        rates_digest=rates.digest(db),
     )
 
 

@@ -15,16 +15,17 @@ from decimal import ROUND_FLOOR, Decimal
 from sqlalchemy import delete, select
 from sqlalchemy.orm import Session
 
-from kindling.accounts.models import Organization, User
+from kindling.accounts.models import User
 from kindling.consulting import clients
 from kindling.donations import ledger, programs
 from kindling.donations.models import Donation, GivingClaim, GivingProgram, GivingRequest
 from kindling.errors import Conflict, Forbidden, NotFound, invalid
 from kindling.evidence import log as evidence
 from kindling.evidence.chain import timestamp
-from kindling.platform import pagination
+from kindling.platform import money, pagination
 from kindling.platform.access import Principal, canonical_id
 from kindling.platform.base import utcnow
+from kindling.rates import service as rates
 from kindling.volunteering.models import CheckIn
 from kindling.webhooks import outbox
 
@@ -39,6 +40,8 @@ REQUESTED, APPROVED, PAID, DECLINED, REVERSED, INELIGIBLE = (
     "ineligible",
 )
 BELOW_MINIMUM, NOT_ELIGIBLE = "below_minimum", "not_eligible"
+# A gift in a currency the ECB does not quote is matched only by a program in that currency.
+NOT_CONVERTIBLE = "currency_not_convertible"
 # Requests whose amount is reserved against the cap and the budget.
 RESERVING = (REQUESTED, APPROVED, PAID)
 # A grant's hours are compared to verified hours to this precision (check-in hours are floats).
@@ -84,12 +87,15 @@ def _match(db: Session, donation: Donation) -> list[Change]:
     # unique (donation, program) pair holds the rule should that ever change.
     for program in eligible_programs:
         period = programs.period_start(program, donation.created_at)
-        computed = donation.amount * _rule(program.ratio_percent) // 100
+        gift, conversion = _converted_gift(db, donation, program.currency)
+        computed = 0 if gift is None else gift * _rule(program.ratio_percent) // 100
         wanted = min(computed, program.maximum_match_per_gift or computed)
         amount, reason = 0, None
-        if not programs.is_eligible(program, person):
+        if gift is None:
+            reason = NOT_CONVERTIBLE
+        elif not programs.is_eligible(program, person):
             reason = NOT_ELIGIBLE
-        elif donation.amount < _rule(program.minimum_gift) or computed == 0:
+        elif gift < _rule(program.minimum_gift) or computed == 0:
             reason = BELOW_MINIMUM
         else:
             amount, reason = ledger.reserve(db, program=program, period=period, user_id=person.id, wanted=wanted)
@@ -101,17 +107,40 @@ def _match(db: Session, donation: Donation) -> list[Change]:
             user_id=person.id,
             donation_id=donation.id,
             period_start=period,
-            gift_amount=donation.amount,
+            gift_amount=gift,
             ratio_percent=program.ratio_percent,
             computed_amount=computed,
             amount=amount,
-            currency=donation.currency,
+            currency=program.currency,
             capped=reason is None and amount < computed,
             recipient_name=donation.recipient_name,
             recipient_registration_number=donation.recipient_registration_number,
         )
-        changes.extend(_open(db, request, program, reason, actor_id=None))
+        changes.extend(_open(db, request, program, reason, actor_id=None, conversion=conversion))
     return changes
+
+
+def _converted_gift(db: Session, donation: Donation, currency: str) -> tuple[int | None, dict | None]:
+    """The gift in `currency`'s minor units, floored, at the ECB quotes of the gift's day (the last
+    publication on or before it), and the conversion to record; None when there is no quote."""
+    if donation.currency == currency:
+        return donation.amount, None
+    quotes = rates.pair(db, source=donation.currency, target=currency, on=donation.created_at.astimezone(dt.UTC).date())
+    if quotes is None:
+        return None, None
+    source, target = quotes
+    exact = money.converted(
+        donation.amount, source=donation.currency, target=currency, source_rate=source.rate, target_rate=target.rate
+    )
+    conversion = {
+        "from": donation.currency,
+        "to": currency,
+        "fromRate": source.rate,
+        "toRate": target.rate,
+        "rateDate": source.rate_date.isoformat(),
+        "ratesDigest": rates.digest(db),
+    }
+    return money.floor(exact), conversion
 
 
 def _open(
@@ -122,6 +151,7 @@ def _open(
     *,
     actor_id: str | None,
     claims: list[str] | None = None,
+    conversion: dict | None = None,
 ) -> list[Change]:
     """Store a new request: ineligible with its reason (claiming nothing), approved at once when the
     program says so, else requested; a grant claims the check-ins `claims`."""
@@ -143,6 +173,7 @@ def _open(
             "donationId": request.donation_id,
             "ratioPercent": request.ratio_percent,
             "giftAmount": request.gift_amount,
+            **({"conversion": conversion} if conversion else {}),
         }
     else:
         source = {"checkInIds": claimed, "ratePerHour": request.rate_per_hour, "hours": request.hours}
@@ -286,7 +317,6 @@ def request_grant(
         covered += check_in.hours
     computed = int((Decimal(repr(hours)) * _rule(program.rate_per_hour)).to_integral_value(ROUND_FLOOR))
     amount, reason = ledger.reserve(db, program=program, period=period, user_id=person.id, wanted=computed)
-    currency = db.scalar(select(Organization.currency).where(Organization.id == program.organization_id))
     request = GivingRequest(
         organization_id=program.organization_id,
         program_id=program.id,
@@ -298,7 +328,7 @@ def request_grant(
         rate_per_hour=program.rate_per_hour,
         computed_amount=computed,
         amount=amount,
-        currency=currency,
+        currency=program.currency,
         capped=reason is None and amount < computed,
         recipient_name=recipient_name.strip(),
         recipient_registration_number=(recipient_registration_number or "").strip() or None,

@@ -58,7 +58,8 @@ class GivingProgram(Base):
     kind: Mapped[str] = mapped_column(String(16))  # donation_match | volunteer_grant
     active: Mapped[bool]
     period_start_month: Mapped[int]
-    # Money in minor units of the organization's currency.
+    # ISO 4217; every money figure of the program and of its requests is in its minor units.
+    currency: Mapped[str] = mapped_column(String(3))
     per_person_cap: Mapped[int] = mapped_column(BigInteger)
     budget: Mapped[int | None] = mapped_column(BigInteger)
     approval: Mapped[str] = mapped_column(String(8))  # auto | review

@@ -12,7 +12,7 @@ from kindling.accounts.models import Organization, User
 from kindling.donations.models import GivingProgram
 from kindling.errors import NotFound, field_error, refused
 from kindling.evidence import log as evidence
-from kindling.platform import pagination
+from kindling.platform import money, pagination
 from kindling.platform.access import Principal
 from kindling.platform.base import utcnow
 
@@ -47,14 +47,21 @@ def create_program(
     budget: int | None = None,
     eligible_roles: list[str] | None = None,
     eligible_departments: list[str] | None = None,
+    currency: str | None = None,
     **rules,
 ) -> GivingProgram:
-    """A new program of the caller's organization, recorded in the evidence log at version 1."""
+    """A new program of the caller's organization, in `currency` (by default the organization's
+    reporting currency, for good), recorded in the evidence log at version 1."""
     _check_rules(kind, rules)
     _check_new(kind, rules)
+    if currency is None:
+        currency = db.execute(
+            select(Organization.reporting_currency).where(Organization.id == caller.organization_id)
+        ).scalar_one()
     now = utcnow()
     program = GivingProgram(
         organization_id=caller.organization_id,
+        currency=money.checked(currency),
         name=name.strip(),
         description=_blank_to_none(description),
         kind=kind,
@@ -186,7 +193,6 @@ def _check_new(kind: str, rules: dict) -> None:
 
 
 def _record(db: Session, program: GivingProgram, caller: Principal) -> None:
-    currency = db.scalar(select(Organization.currency).where(Organization.id == program.organization_id))
     evidence.append(
         db,
         organization_id=program.organization_id,
@@ -202,7 +208,7 @@ def _record(db: Session, program: GivingProgram, caller: Principal) -> None:
             "perPersonCap": program.per_person_cap,
             "budget": program.budget,
             **{name: getattr(program, field) for field, name in KIND_FIELDS[program.kind].items()},
-            "currency": currency,
+            "currency": program.currency,
         },
     )
 

@@ -8,12 +8,11 @@ import logging
 from sqlalchemy import select
 from sqlalchemy.orm import Session, joinedload
 
-from kindling.accounts.models import Organization
 from kindling.donations import giving
 from kindling.donations.models import Donation
 from kindling.errors import NotFound, invalid
 from kindling.evidence import log as evidence
-from kindling.platform import pagination
+from kindling.platform import money, pagination
 from kindling.platform.access import Principal
 from kindling.platform.base import utcnow
 
@@ -41,17 +40,18 @@ def create_donation(
     note: str | None = None,
     created_at: dt.datetime | None = None,
 ) -> Donation:
-    """A pending donation in the organization's currency; only the payment webhook settles it."""
-    organization = db.get_one(Organization, caller.member_of)
-    if currency != organization.currency:
+    """A pending donation in any ISO 4217 currency, in its minor units; only the payment webhook
+    settles it, so an amount the payment provider cannot charge is refused."""
+    money.checked(currency)
+    if money.to_stripe(amount, currency) is None:
         raise invalid(
             "body",
-            "currency",
-            f"must be {organization.currency}, the organization's currency",
-            code="currency_mismatch",
+            "amount",
+            f"must be a multiple of {money.stripe_step(currency)} in {currency}, as the payment provider charges it",
+            code="amount_not_payable",
         )
     donation = Donation(
-        organization_id=organization.id,
+        organization_id=caller.member_of,
         user_id=caller.user_id,
         amount=amount,
         currency=currency,
@@ -130,11 +130,13 @@ def find_paid_donation(db: Session, *, event_type: str, payment: dict) -> Donati
         log.warning("payment event %s for unknown donation %r ignored", event_type, donation_id)
         return None
     # The payer's client creates the payment, so never let a small payment settle a larger pledge.
-    currency = payment.get("currency")
+    # Stripe states amounts in its own minor units, which differ from ISO 4217's for some currencies.
+    currency, wire = payment.get("currency"), payment.get("amount")
     if (
-        payment.get("amount") != donation.amount
-        or not isinstance(currency, str)
+        not isinstance(currency, str)
         or currency.upper() != donation.currency
+        or type(wire) is not int
+        or money.from_stripe(wire, donation.currency) != donation.amount
     ):
         log.warning("payment event %s for donation %s ignored: amount or currency differs", event_type, donation.id)
         return None

@@ -26,13 +26,15 @@ class ProgramSummary:
 
 
 def summarize(db: Session, *, caller: Principal, year: int | None = None) -> tuple[str, list[ProgramSummary]]:
-    """Each program of the organization over its period starting in `year` (default: the one it is in now); and the currency.
+    """Each program of the organization over its period starting in `year` (default: the one it is in now); and the organization's reporting currency.
 
     Read from the tallies each period row keeps and the people's ledger rows, never from the
     requests themselves, so it costs the same at any number of requests.
     """
     organization_id = caller.member_of
-    currency = db.execute(select(Organization.currency).where(Organization.id == organization_id)).scalar_one()
+    currency = db.execute(
+        select(Organization.reporting_currency).where(Organization.id == organization_id)
+    ).scalar_one()
     all_programs = db.scalars(
         select(GivingProgram)
         .where(GivingProgram.organization_id == organization_id)

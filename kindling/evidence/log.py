@@ -42,7 +42,7 @@ MEMBER_ERASED = "member.erased"
 IMPORTED = "imported"  # a record's facts the log did not hold before: {recordedAt, …}
 # Giving programs (docs/decisions.md §14): money in minor units of `currency`.
 GIVING_PROGRAM_SET = "giving.program_set"  # {version, kind, active, approval, periodStartMonth, perPersonCap, budget, ratioPercent, minimumGift, maximumMatchPerGift, ratePerHour, minimumHours, currency}
-GIVING_REQUESTED = "giving.requested"  # {programId, programVersion, kind, status, reason, amount, computedAmount, capped, currency, createdAt, donationId | checkInIds, ratioPercent | ratePerHour, hours?}
+GIVING_REQUESTED = "giving.requested"  # {programId, programVersion, kind, status, reason, amount, computedAmount, capped, currency, createdAt, donationId | checkInIds, ratioPercent | ratePerHour, giftAmount?, conversion?, hours?}
 GIVING_DECIDED = "giving.decided"  # {decision, status, amount}
 GIVING_PAID = "giving.paid"  # {amount, currency}
 GIVING_REVERSED = "giving.reversed"  # {previousStatus, amount, currency, clawback, donationId}

@@ -9,7 +9,7 @@ from decimal import ROUND_HALF_UP, Decimal
 
 from kindling.evidence import replay
 from kindling.evidence.chain import GENESIS_HASH, BundleError
-from kindling.platform.money import major_units
+from kindling.platform.money import converted, half_even, major_units
 
 # A record carries evidence at this verified level and above (docs/decisions.md §9).
 EVIDENCE_LEVEL = 3
@@ -54,11 +54,12 @@ def check_report(bundle: dict, document: object) -> None:
     _check_external_validation(events[: head["seq"]], report)
     for indicator in report["indicators"]:
         metric = indicator["metric"]
-        value, evidence = figures["measures"][metric](indicator)
-        for name, expected, stated in (
-            ("value", value, indicator["value"]),
-            ("evidence", evidence, indicator["evidence"]),
-        ):
+        value, evidence, *unconverted = figures["measures"][metric](indicator)
+        checks = [("value", value, indicator["value"]), ("evidence", evidence, indicator["evidence"])]
+        if unconverted:
+            # A report issued before conversions states none: then there must be none.
+            checks.append(("unconverted", unconverted[0], indicator.get("unconverted", {})))
+        for name, expected, stated in checks:
             if expected != stated:
                 raise BundleError(
                     f"{indicator['code']} ({metric}) {name} is {stated} in the report, {expected} from the log"
@@ -97,9 +98,10 @@ def _figures(events: list[dict], report: dict) -> dict:
     start, end = _moment(report["from"]), _moment(report["to"])
     acts, by_category = _Counts(), dict[str, _Counts]()
     check_ins, hundredths, participants = _Counts(), 0, set()
-    donations, succeeded_minor = _Counts(), 0
+    donations = _Counts()
     giving = {"donation_match": _Counts(), "volunteer_grant": _Counts()}
-    committed_minor = dict.fromkeys(giving, 0)
+    # Each money figure's amounts: (currency, createdAt, minor units), converted once the unit is known.
+    amounts: dict[str, list[tuple[str, str, int]]] = {"donation": [], **{kind: [] for kind in giving}}
     members = 0
     for (kind, _), state in states.items():
         facts = replay.implied(kind, state)
@@ -122,10 +124,19 @@ def _figures(events: list[dict], report: dict) -> dict:
         elif kind == "donation":
             donations.add(facts["status"] == "succeeded")
             if facts["status"] == "succeeded":
-                succeeded_minor += facts["amount"]
+                amounts["donation"].append((facts["currency"], moment, facts["amount"]))
         elif facts["status"] in COMMITTED and facts["kind"] in giving:
             giving[facts["kind"]].add(facts["status"] == PAID)
-            committed_minor[facts["kind"]] += facts["amount"]
+            amounts[facts["kind"]].append((facts["currency"], moment, facts["amount"]))
+    quotes = _Quotes(report.get("rates", []))
+
+    def money(figure: str, evidence: _Counts):
+        def measure(indicator: dict) -> tuple:
+            total, unconverted = quotes.total(amounts[figure], indicator["unit"])
+            return float(major_units(total, indicator["unit"])), evidence.evidence(), unconverted
+
+        return measure
+
     records = acts.total + check_ins.total + donations.total
     evidenced = acts.verified + check_ins.verified + donations.verified
     published = [weeks[monday] for monday in _mondays(report["period"], end) if monday in weeks]
@@ -148,13 +159,6 @@ def _figures(events: list[dict], report: dict) -> dict:
         value = None if not published else min(_percent(respondents, members), 100.0)
         return value, {"verified": respondents, "total": members}
 
-    def committed(kind: str):
-        # The unit of the figure is the organization's currency, which every request is in.
-        return lambda indicator: (
-            float(major_units(committed_minor[kind], indicator["unit"])),
-            giving[kind].evidence(),
-        )
-
     def category(name: str):
         counts = by_category.get(name, _Counts())
         return lambda _: (counts.total, counts.evidence())
@@ -166,13 +170,10 @@ def _figures(events: list[dict], report: dict) -> dict:
         "verified_check_ins": lambda _: (check_ins.verified, check_ins.evidence()),
         "volunteer_participants": lambda _: (len(participants), check_ins.evidence()),
         "donations_succeeded": lambda _: (donations.verified, donations.evidence()),
-        # The unit of the figure is the organization's currency, which every donation is in.
-        "donation_amount": lambda indicator: (
-            float(major_units(succeeded_minor, indicator["unit"])),
-            donations.evidence(),
-        ),
-        "matched_giving_amount": committed("donation_match"),
-        "volunteer_grant_amount": committed("volunteer_grant"),
+        # In the figure's unit, the report's currency: amounts in others at the listed quotes.
+        "donation_amount": money("donation", donations),
+        "matched_giving_amount": money("donation_match", giving["donation_match"]),
+        "volunteer_grant_amount": money("volunteer_grant", giving["volunteer_grant"]),
         "wellbeing_participation": participation,
         "wellbeing_mood_average": survey("mood"),
         "wellbeing_stress_average": survey("stress"),
@@ -185,6 +186,46 @@ def _figures(events: list[dict], report: dict) -> dict:
             raise BundleError(f"the report names a metric this verifier does not know: {metric!r}")
 
     return {"complianceRate": _percent(evidenced, records), "measures": Measures(measures)}
+
+
+class _Quotes:
+    """The quotes a report lists, by currency and day; EUR's is 1 on every publication day."""
+
+    def __init__(self, listed: object):
+        if not isinstance(listed, list) or not all(
+            isinstance(q, dict) and {"currency", "rateDate", "rate"} <= q.keys() for q in listed
+        ):
+            raise BundleError("the report's rates must be a list of {currency, rateDate, rate}")
+        self._by_currency: dict[str, dict[str, str]] = {}
+        for q in listed:
+            self._by_currency.setdefault(q["currency"], {})[q["rateDate"]] = q["rate"]
+
+    def _pair(self, source: str, target: str, day: str) -> tuple[str, str] | None:
+        """Both quotes of the last listed day on or before `day` that quotes both, as the server chose."""
+        others = [c for c in (source, target) if c != "EUR"]
+        days = set.intersection(*(set(self._by_currency.get(c, {})) for c in others))
+        last = max((d for d in days if d <= day), default=None)
+        if last is None:
+            return None
+        rate = {"EUR": "1", **{c: self._by_currency[c][last] for c in others}}
+        return rate[source], rate[target]
+
+    def total(self, amounts: list[tuple[str, str, int]], unit: str) -> tuple[int, dict[str, int]]:
+        """The amounts' sum in `unit`, each converted half-even at its day's quotes; and per
+        currency, the amounts without them."""
+        total, unconverted = 0, dict[str, int]()
+        for currency, moment, amount in amounts:
+            if currency == unit:
+                total += amount
+                continue
+            day = _moment(moment).astimezone(dt.UTC).date().isoformat()
+            quotes = self._pair(currency, unit, day)
+            if quotes is None:
+                unconverted[currency] = unconverted.get(currency, 0) + amount
+                continue
+            exact = converted(amount, source=currency, target=unit, source_rate=quotes[0], target_rate=quotes[1])
+            total += half_even(exact)
+        return total, dict(sorted(unconverted.items()))
 
 
 def _check_external_validation(events: list[dict], report: dict) -> None:

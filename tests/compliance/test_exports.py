@@ -123,7 +123,7 @@ def test_pdf_shows_the_figures(client, busy, db):
     assert "Compliance rate 54.5 %" in text
     assert "Period month:" in text
     for expected in (
-        "201-1 Direct economic value generated and distributed 35.00 USD 2 / 4",
+        "201-1 Direct economic value generated and distributed $35.00 USD 2 / 4",  # Babel, locale en
         "403-4 Worker participation",
         "withheld percent 0 / 3",
         "403-6 Promotion of worker health 2 acts 1 / 2",

@@ -20,6 +20,8 @@ ROW_FIELDS = {
     "matchedGiving",
     "currency",
     "complianceRate",
+    "original",
+    "unconverted",
 }
 
 
@@ -123,15 +125,16 @@ def test_period_defaults_to_a_month(client, db, make, consultant):
 def test_donations_are_major_units_of_each_clients_currency(client, db, make, consultant):
     dollars, yen, dinars = make.admin("A dollars"), make.admin("B yen"), make.admin("C dinars")
     for admin, currency in ((yen, "JPY"), (dinars, "KWD")):
-        make.organization(admin).currency = currency
+        make.organization(admin).reporting_currency = currency
     for admin, currency in ((dollars, "USD"), (yen, "JPY"), (dinars, "KWD")):
         make.client(consultant, admin)
-        make.activity.donation(admin, amount=123457, currency=currency)
-        make.activity.donation(admin, amount=999, currency=currency, status="refunded")
+        # Stripe charges KWD in tens of fils.
+        make.activity.donation(admin, amount=123460, currency=currency)
+        make.activity.donation(admin, amount=990, currency=currency, status="refunded")
 
     rows = csv_rows(portfolio(client, consultant, format="csv"))
 
-    assert [row[3] for row in rows[1:]] == ["1234.57", "123457.00", "123.46"]
+    assert [row[3] for row in rows[1:]] == ["1234.60", "123460.00", "123.46"]
     assert [row[4] for row in rows[1:]] == ["50.0", "50.0", "50.0"]
 
 

@@ -212,7 +212,7 @@ def test_wellbeing_answers_outside_the_period_do_not_count(client, make):
 def test_donation_amounts_are_in_the_organizations_currency(client, make):
     admin = make.admin()
     organization = make.organization(admin)
-    organization.currency = "JPY"
+    organization.reporting_currency = "JPY"
     make.activity.donation(admin, amount=2500, currency="JPY")
 
     line = indicators(report(client, admin, framework="social-value"))["NT28"]

@@ -12,6 +12,7 @@ from sqlalchemy.orm import Session
 
 from kindling.donations import service as donations
 from kindling.donations.models import Donation
+from kindling.platform import money
 from tests.factories.accounts import Account
 from tests.factories.principals import principal
 
@@ -47,13 +48,15 @@ class Donations:
 def payment_event(event_type: str, donation: Donation, *, event_id: str | None = None, **fields) -> dict:
     """A Stripe event about a payment (or, for charge.* events, a charge) of the donation."""
     is_charge = event_type.startswith("charge.")
+    wire = money.to_stripe(donation.amount, donation.currency)
     payment = {
         "id": f"ch_{next(_events)}" if is_charge else f"pi_{next(_events)}",
         "object": "charge" if is_charge else "payment_intent",
-        "amount": donation.amount,
+        # Stripe's own minor units, which are not ISO 4217's for ISK, MGA and a few more.
+        "amount": wire,
         "currency": donation.currency.lower(),
         "metadata": {"donationId": donation.id},
-        **({"refunded": True, "amount_refunded": donation.amount} if event_type == "charge.refunded" else {}),
+        **({"refunded": True, "amount_refunded": wire} if event_type == "charge.refunded" else {}),
         **fields,
     }
     return {

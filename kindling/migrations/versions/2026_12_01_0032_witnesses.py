@@ -1,7 +1,7 @@
 """witnesses
 
 Revision ID: 0032
-Revises: 0030
+Revises: 0031
 
 The witnesses that cosign each organization's checkpoints (added by admins or by its consultants),
 their verified cosignatures, and how many of them make a checkpoint witnessed. New tables only:
@@ -14,7 +14,7 @@ from alembic import op
 import kindling.platform.base
 
 revision = "0032"
-down_revision = "0030"
+down_revision = "0031"
 branch_labels = None
 depends_on = None
 

@@ -21,6 +21,8 @@ def sign_up(body: dict):
         organization_name=body.get("organizationName"),
         join_code=body.get("joinCode"),
         firm_name=body.get("firmName"),
+        reporting_currency=body.get("reportingCurrency"),
+        locale=body.get("locale"),
     )
     return _signed_in(user, return_token=body["returnToken"], status=201)
 

@@ -49,9 +49,9 @@ def _result_body(result: bulk.RowResult) -> dict:
     }
 
 
-def export_portfolio(token_info: dict, format_: str, period: str):
+def export_portfolio(token_info: dict, format_: str, period: str, currency: str | None = None):
     caller = access.principal(token_info)
-    report = portfolio.build_portfolio(db(), consultant_id=caller.user_id, period=period)
+    report = portfolio.build_portfolio(db(), consultant_id=caller.user_id, period=period, currency=currency)
     if format_ == "csv":
         exported = portfolio.portfolio_csv(report)
         return flask.Response(exported.content, status=200, headers=exported.headers)
@@ -66,6 +66,8 @@ def export_portfolio(token_info: dict, format_: str, period: str):
                 "matchedGiving": float(row.matched_giving),
                 "currency": row.currency,
                 "complianceRate": row.compliance_rate,
+                "original": [{"currency": code, "amount": amount} for code, amount in row.original.items()],
+                "unconverted": row.unconverted,
             }
             for row in report.rows
         ],

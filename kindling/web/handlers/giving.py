@@ -24,6 +24,7 @@ PROGRAM_FIELDS = {
     "maximumMatchPerGift": "maximum_match_per_gift",
     "ratePerHour": "rate_per_hour",
     "minimumHours": "minimum_hours",
+    "currency": "currency",
 }
 
 
@@ -124,6 +125,7 @@ def _summary_body(item: summary.ProgramSummary) -> dict:
         "programId": program.id,
         "name": program.name,
         "kind": program.kind,
+        "currency": program.currency,
         "periodStart": item.period_start.isoformat(),
         "periodEnd": programs.period_end(item.period_start).isoformat(),
         "requested": figure("requested_amount"),
@@ -157,6 +159,7 @@ def program_body(program: GivingProgram) -> dict:
         "perPersonCap": program.per_person_cap,
         "budget": program.budget,
         "approval": program.approval,
+        "currency": program.currency,
         "eligibleRoles": program.eligible_roles,
         "eligibleDepartments": program.eligible_departments,
         "programVersion": program.version,

@@ -1,0 +1,1 @@
+"""The ECB's euro reference rates, imported as published, and the quotes conversions use."""
