@@ -54,15 +54,8 @@ def verify_bundle_file(
         extra = {name: _read(file) for name, file in (("report", report), ("proof", proof)) if file}
         if checkpoint:
             extra["checkpoint"] = _read_checkpoint(checkpoint)
-    except BundleError as exc:  # JSON with two readings
-        print(f"NOT VERIFIED: {exc}", file=sys.stderr)
-        return NOT_VERIFIED
-    except Unusable as exc:
-        print(f"kindling: {exc}", file=sys.stderr)
-        return UNUSABLE
-    except ValueError as exc:
-        print(f"kindling: --public-key: {exc}", file=sys.stderr)
-        return UNUSABLE
+    except (Unusable, ValueError) as exc:  # a BundleError is JSON with two readings
+        return _unread(exc)
     try:
         check = verify_bundle(bundle, keys)
         if isinstance(extra.get("checkpoint"), str):
@@ -126,15 +119,8 @@ def verify_receipt_file(
         if newer is not None and type(newer) is not str:
             raise Unusable(f"{checkpoint} holds no signed note: a receipt is checked against a checkpoint's note")
         consistency = _read(proof) if proof else None
-    except BundleError as exc:
-        print(f"NOT VERIFIED: {exc}", file=sys.stderr)
-        return NOT_VERIFIED
-    except Unusable as exc:
-        print(f"kindling: {exc}", file=sys.stderr)
-        return UNUSABLE
-    except ValueError as exc:
-        print(f"kindling: --public-key: {exc}", file=sys.stderr)
-        return UNUSABLE
+    except (Unusable, ValueError) as exc:  # a BundleError is JSON with two readings
+        return _unread(exc)
     try:
         held = verify_receipt(receipt, keys)
         later = verify_receipt_later(receipt, held, newer, keys, consistency) if newer is not None else None
@@ -176,6 +162,18 @@ def _check_cosignatures(
             f"the quorum of {needed}"
         )
     return names
+
+
+def _unread(exc: Exception) -> int:
+    """What a file or an argument that could not be read ends the command with, said on stderr."""
+    if isinstance(exc, BundleError):
+        print(f"NOT VERIFIED: {exc}", file=sys.stderr)
+        return NOT_VERIFIED
+    if isinstance(exc, Unusable):
+        print(f"kindling: {exc}", file=sys.stderr)
+        return UNUSABLE
+    print(f"kindling: --public-key: {exc}", file=sys.stderr)
+    return UNUSABLE
 
 
 def _read(path: str) -> Any:
