@@ -20,6 +20,8 @@ REPORT_FIELDS = {
     "complianceRate",
     "indicators",
     "externalValidation",
+    "rates",
+    "ratesDigest",
 }
 
 
@@ -49,6 +51,7 @@ def test_report_of_a_known_month(client, busy):
             "value": 35.0,
             "unit": "USD",
             "evidence": {"verified": 2, "total": 4},
+            "unconverted": {},
         },
         **{
             f"201-1-a-ii ({part})": {
@@ -57,6 +60,7 @@ def test_report_of_a_known_month(client, busy):
                 "value": 0.0,
                 "unit": "USD",
                 "evidence": {"verified": 0, "total": 0},
+                "unconverted": {},
             }
             for part in ("matched giving", "volunteer grants")
         },
