@@ -6,13 +6,20 @@ from __future__ import annotations
 import dataclasses
 
 import pytest
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from sqlalchemy import select
 
 from kindling.donations import service as donations
 from kindling.donations.models import GivingRequest
+from kindling.evidence import cosignatures
+from kindling.evidence.models import EvidenceWitness
+from kindling.platform.base import utcnow
 from tests.factories import Account
 from tests.factories import donations as payments
 from tests.factories.volunteering import CENTRE, north_of
+
+# A witness's verifier key, as admins and consultants list one.
+WITNESS_KEY = cosignatures.vkey("witness.example.test/w1", Ed25519PrivateKey.generate().public_key().public_bytes_raw())
 
 
 @dataclasses.dataclass
@@ -30,6 +37,7 @@ class Tenant:
     endpoint_id: str  # the client consultant's webhook endpoint
     program_id: str  # a matching-gift program whose requests wait for review
     giving_request_id: str  # the match of the member's succeeded donation
+    witness_id: str  # a witness the admin listed for the organization's log
 
     @property
     def organization_id(self) -> str:
@@ -60,6 +68,7 @@ class Tenant:
             "endpoint": self.endpoint_id,
             "program": self.program_id,
             "giving request": self.giving_request_id,
+            "witness": self.witness_id,
         }
 
 
@@ -77,6 +86,15 @@ def make_tenant(make, db) -> Tenant:
     donations.apply_payment_event(
         db, event_id=event["id"], event_type=event["type"], payment=event["data"]["object"], donation=gift
     )
+    witness = EvidenceWitness(
+        organization_id=admin.organization_id,
+        name="Auditor's witness",
+        url="https://witness.example.test",
+        verifier_key=WITNESS_KEY,
+        created_at=utcnow(),
+    )
+    db.add(witness)
+    db.flush()
     tenant = Tenant(
         admin=admin,
         member=member,
@@ -91,6 +109,7 @@ def make_tenant(make, db) -> Tenant:
         endpoint_id=make.endpoint(consultant, "https://hooks.example.test/k").id,
         program_id=program.id,
         giving_request_id=db.scalars(select(GivingRequest.id).where(GivingRequest.program_id == program.id)).one(),
+        witness_id=witness.id,
     )
     db.flush()
     return tenant

@@ -16,6 +16,11 @@ CONSULTANT = frozenset({"consultant"})
 
 ACT = {"description": "Covered a shift", "category": "community", "verificationLevel": 1, "recipientId": "someone"}
 INVITATION = {"invitationId": "6f1c3ac5-3c55-4a3a-9d3e-6a0f3f4b2c11"}
+WITNESS = {
+    "name": "Auditor's witness",
+    "url": "https://witness.example.test",
+    "verifierKey": "witness.example.test/w1+00000000+BAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA",
+}
 CSV = ("clients.csv", b"organizationId,message\n6f1c3ac5-3c55-4a3a-9d3e-6a0f3f4b2c11,\n", "text/csv")
 
 
@@ -59,6 +64,15 @@ ACCESS = {
     ("GET", "/api/organization/groups"): Access(ORGANISERS),
     ("PATCH", "/api/organization/groups/{groupId}"): Access(ADMIN, {"role": "manager"}),
     ("POST", "/api/volunteer/{id}/check-out"): Access(MEMBERS),
+    ("GET", "/api/organization"): Access(MEMBERS),
+    ("PATCH", "/api/organization"): Access(ADMIN, {"reportingCurrency": "EUR", "locale": "fr-FR"}),
+    ("GET", "/api/rates"): Access(SIGNED_IN),
+    ("GET", "/api/evidence/witnesses"): Access(ADMIN),
+    ("POST", "/api/evidence/witnesses"): Access(ADMIN, WITNESS),
+    ("DELETE", "/api/evidence/witnesses/{witnessId}"): Access(ADMIN),
+    ("PUT", "/api/evidence/witness-policy"): Access(ADMIN, {"quorum": 1}),
+    ("GET", "/api/clients/{organizationId}/witnesses"): Access(CONSULTANT),
+    ("POST", "/api/clients/{organizationId}/witnesses"): Access(CONSULTANT, WITNESS),
     ("GET", "/api/evidence/checkpoints"): Access(ADMIN),
     ("GET", "/api/evidence/proofs/inclusion"): Access(ADMIN),
     ("GET", "/api/evidence/proofs/consistency"): Access(ADMIN),

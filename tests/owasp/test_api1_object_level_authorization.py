@@ -12,6 +12,7 @@ from kindling.themes import generate_theme
 from tests.factories.volunteering import CENTRE
 from tests.helpers import assert_envelope
 from tests.owasp import spec
+from tests.owasp.conftest import WITNESS_KEY
 
 
 @dataclasses.dataclass(frozen=True)
@@ -144,6 +145,21 @@ CASES = {
     ),
     ("DELETE", "/api/clients/{organizationId}"): Case(
         "DELETE", "/api/clients/{id}", "consultant", "organization_id", ("consultant", "/api/clients")
+    ),
+    ("DELETE", "/api/evidence/witnesses/{witnessId}"): Case(
+        "DELETE", "/api/evidence/witnesses/{id}", "admin", "witness_id", ("admin", "/api/evidence/witnesses")
+    ),
+    # A consultant lists and adds witnesses only for its own clients.
+    ("GET", "/api/clients/{organizationId}/witnesses"): Case(
+        "GET", "/api/clients/{id}/witnesses", "consultant", "organization_id", ("admin", "/api/evidence/witnesses")
+    ),
+    ("POST", "/api/clients/{organizationId}/witnesses"): Case(
+        "POST",
+        "/api/clients/{id}/witnesses",
+        "consultant",
+        "organization_id",
+        ("admin", "/api/evidence/witnesses"),
+        {"name": "Consultant's witness", "url": "https://witness.example.test", "verifierKey": WITNESS_KEY},
     ),
     ("DELETE", "/api/consultants/{consultantId}"): Case(
         "DELETE", "/api/consultants/{id}", "admin", "consultant_id", ("admin", "/api/consultants")
