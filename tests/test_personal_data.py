@@ -103,6 +103,7 @@ def test_erasure_keeps_ids_counts_and_the_chain(client, make, db):
         "accountType": "member",
         "organizationId": admin.organization_id,
         "role": "member",
+        "auditor": False,
         "createdAt": None,
         "managerId": None,
         "department": None,

@@ -23,3 +23,11 @@ def test_a_literal_path_is_not_mistaken_for_a_template(client):
     # /api/kindness/stats also matches /api/kindness/{id}, whose methods it must not advertise.
     response = client.request("OPTIONS", "/api/kindness/stats")
     assert response.status_code == 405 and response.headers["allow"] == "GET, HEAD"
+
+
+def test_a_method_a_literal_path_lacks_is_not_given_to_a_template_that_matches_it(client, make):
+    # GET /api/compliance/export would match GET /api/compliance/{framework}, with "export" as
+    # the framework: it is the export's path, and the export is a POST.
+    response = client.get("/api/compliance/export", headers=make.admin().headers)
+    assert response.status_code == 405 and response.json()["code"] == "method_not_allowed"
+    assert response.headers["allow"] == "POST"

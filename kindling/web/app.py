@@ -95,7 +95,7 @@ def create_app(settings: Settings | None = None) -> connexion.FlaskApp:
     )
     app.add_middleware(RateLimitMiddleware, position=MiddlewarePosition.BEFORE_EXCEPTION, limiter=state.limiter)
     app.add_middleware(RequestGuardMiddleware, position=MiddlewarePosition.BEFORE_ROUTING)
-    app.add_middleware(RouteGuardMiddleware, position=MiddlewarePosition.BEFORE_ROUTING)
+    app.add_middleware(RouteGuardMiddleware, position=MiddlewarePosition.BEFORE_ROUTING, operations=operations)
     # After the size and route guards, so an oversized request is refused before its token is looked up.
     app.add_middleware(
         ScimMiddleware,

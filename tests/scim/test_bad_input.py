@@ -144,3 +144,8 @@ def test_a_group_name_longer_than_kindling_keeps_is_refused(client, scim):
         400,
         "invalidValue",
     )
+
+
+def test_an_attribute_kept_only_in_the_resource_as_sent_has_no_column_limit(client, scim):
+    created = ok(client.post("/scim/v2/Users", headers=scim, json=user("long", name={"formatted": "f" * 6000})), 201)
+    assert created["name"]["formatted"] == "f" * 6000

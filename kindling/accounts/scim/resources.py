@@ -42,10 +42,6 @@ from scim2_models import (
 )
 
 MAX_RESULTS = 200
-# The longest text Kindling keeps of an attribute (its columns' size): a longer value is refused,
-# never cut, so what a client reads back is what it wrote. An email address is at most 254 (RFC 5321).
-MAX_TEXT = 255
-MAX_EMAIL = 254
 
 
 class Name(ComplexAttribute):
@@ -167,6 +163,13 @@ for _model in (Manager, EnterpriseUser, GroupMember, Group):
 USER_SCHEMA = str(User.__schema__)
 ENTERPRISE_SCHEMA = str(EnterpriseUser.__schema__)
 GROUP_SCHEMA = str(Group.__schema__)
+# The columns' sizes of the attributes Kindling keeps in columns of their own (users and groups);
+# an email address is at most 254 characters (RFC 5321).
+_COLUMN_SIZES = {
+    **dict.fromkeys(("userName", "externalId", "displayName", "title", "name.givenName", "name.familyName"), 255),
+    **dict.fromkeys((f"{ENTERPRISE_SCHEMA}.department", f"{ENTERPRISE_SCHEMA}.employeeNumber"), 255),
+    "emails.value": 254,
+}
 
 # What the two big providers really send (docs/decisions.md §13): Entra's legacy member removal
 # by value list, and its replace of `emails[type eq "work"].value` on a person without one.
@@ -253,12 +256,13 @@ def validate(model: Any, payload: object, context: Context) -> Any:
 
 
 def check_lengths(resource: Resource) -> None:
-    """400 invalidValue naming the first attribute whose text is longer than Kindling keeps."""
+    """400 invalidValue naming the first attribute longer than the column Kindling keeps it in: a
+    longer value is refused, never cut, so that what a client reads back is what it wrote. (The
+    resource as sent is kept whole too, so attributes of no column of their own have no limit.)"""
     stored = resource.model_dump(scim_ctx=Context.RESOURCE_REPLACEMENT_REQUEST)
-    stored.pop("members", None)  # ids of Kindling's own users, checked as such
     for path, value in _texts(stored):
-        limit = MAX_EMAIL if path.startswith("emails") else MAX_TEXT
-        if len(value) > limit:
+        limit = _COLUMN_SIZES.get(path)
+        if limit is not None and len(value) > limit:
             raise InvalidValueException(detail=f"{path} is longer than {limit} characters")
 
 
@@ -267,7 +271,7 @@ def _texts(value: object, path: str = ""):
         yield path, value
     elif isinstance(value, dict):
         for key, item in value.items():
-            yield from _texts(item, f"{path}.{key}" if path and not key.startswith("urn:") else key)
+            yield from _texts(item, f"{path}.{key}" if path else key)
     elif isinstance(value, list):
         for item in value:
             yield from _texts(item, path)
