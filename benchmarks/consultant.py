@@ -126,7 +126,7 @@ PORTFOLIO_SEED = [
     SELECT g - 1 AS n, gen_random_uuid()::text AS id FROM generate_series(1, :clients) AS g
     """,
     """
-    INSERT INTO organizations (id, name, slug, join_code, currency, created_at)
+    INSERT INTO organizations (id, name, slug, join_code, reporting_currency, created_at)
     SELECT id, 'Bench ' || :run || ' client ' || lpad(n::text, 4, '0'), 'bench-' || :run || '-client-' || n,
            substr(md5(id), 1, 16), 'USD', now()
     FROM seed_clients

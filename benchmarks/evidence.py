@@ -300,7 +300,7 @@ def seed(engine, name: str, count: int, *, mixed: bool) -> str:
     with engine.begin() as connection:
         connection.execute(
             text(
-                "INSERT INTO organizations (id, name, slug, join_code, currency, created_at) VALUES (:id, :n, :s, :j, 'USD', now())"
+                "INSERT INTO organizations (id, name, slug, join_code, reporting_currency, created_at) VALUES (:id, :n, :s, :j, 'USD', now())"
             ),
             {
                 "id": organization_id,
