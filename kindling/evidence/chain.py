@@ -484,15 +484,21 @@ def verify_older_note(
             f"the excerpt does not hold the tree of {older.size} leaves: give --proof, the consistency proof "
             f"from {older.size} to {newer.size} (GET /api/evidence/proofs/consistency)"
         )
+    _check_consistency(
+        older, newer, proof, f"the bundle's tree of {newer.size} leaves does not extend the checkpoint's"
+    )
+    return older
+
+
+def _check_consistency(older: notes.Checkpoint, newer: notes.Checkpoint, proof: object, refusal: str) -> None:
+    """Check `proof`, a saved `GET /api/evidence/proofs/consistency` answer, from `older`'s tree to
+    `newer`'s; BundleError (`refusal`, when the proof does not verify) otherwise."""
     proof = _members(proof, frozenset({"from", "to", "proof"}), "the consistency proof")
     if (proof["from"], proof["to"]) != (older.size, newer.size) or not isinstance(proof["proof"], list):
         raise BundleError(f"the consistency proof is not from {older.size} to {newer.size}")
     nodes = [_tree_hash(node, "a node of the consistency proof") for node in proof["proof"]]
     if not merkle.verify_consistency(older.size, newer.size, older.root, newer.root, nodes):
-        raise BundleError(
-            f"the bundle's tree of {newer.size} leaves does not extend the checkpoint's: the log was rewritten"
-        )
-    return older
+        raise BundleError(f"{refusal}: the log was rewritten")
 
 
 def is_excerpt(bundle: dict) -> bool:
@@ -641,12 +647,7 @@ def verify_receipt_later(
         raise BundleError(
             f"give --proof, the consistency proof from {held.size} to {later.size} (GET /api/evidence/proofs/consistency)"
         )
-    proof = _members(proof, frozenset({"from", "to", "proof"}), "the consistency proof")
-    if (proof["from"], proof["to"]) != (held.size, later.size) or not isinstance(proof["proof"], list):
-        raise BundleError(f"the consistency proof is not from {held.size} to {later.size}")
-    nodes = [_tree_hash(node, "a node of the consistency proof") for node in proof["proof"]]
-    if not merkle.verify_consistency(held.size, later.size, held.root, later.root, nodes):
-        raise BundleError(
-            f"the checkpoint's tree of {later.size} leaves does not extend the receipt's: the log was rewritten"
-        )
+    _check_consistency(
+        held, later, proof, f"the checkpoint's tree of {later.size} leaves does not extend the receipt's"
+    )
     return later
