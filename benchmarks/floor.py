@@ -17,12 +17,12 @@ from kindling import __version__
 from kindling.config import Settings
 from kindling.kindness import acts as kindness
 from kindling.kindness import stats as kindness_stats
+from kindling.kindness.views import act_body
 from kindling.platform import health
 from kindling.platform.access import Principal
 from kindling.platform.base import utcnow
 from kindling.platform.cache import make_cache, redis_breaker
 from kindling.platform.database import make_engine, make_session_factory
-from kindling.web.handlers.kindness import act_body
 
 settings = Settings.from_env()
 engine = make_engine(settings.database_url)

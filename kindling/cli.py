@@ -212,7 +212,8 @@ def _worker_tasks(settings: Settings) -> tuple:
     """The rewrite of the tables erasures changed (PostgreSQL), the Slack app's jobs when it is
     configured, and the evidence checkpoints of growing logs and their witnesses' cosignatures when
     this process signs with the key the server lists."""
-    from kindling.evidence.keys import embedded_key_path, make_signer
+    from kindling.evidence.keys import embedded_key_path
+    from kindling.evidence.signing import signer_for
     from kindling.evidence.witnessing import Cosigner
     from kindling.platform.destinations import DestinationPolicy
     from kindling.privacy.storage import StorageCleaner
@@ -225,9 +226,7 @@ def _worker_tasks(settings: Settings) -> tuple:
         tasks += (lambda session_factory: SlackWorker(session_factory, settings),)
     if settings.evidence_signing_key is None and embedded_key_path(settings.database_url) is None:
         return tasks  # a key of this process only: its checkpoints would verify with no listed key
-    signer = make_signer(
-        settings.evidence_signing_key, settings.evidence_previous_keys, settings.database_url, settings.public_url
-    )
+    signer = signer_for(settings)
     policy = DestinationPolicy.from_settings(settings)
     return (*tasks, lambda session_factory: Cosigner(session_factory, signer, policy))
 

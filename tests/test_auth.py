@@ -10,8 +10,7 @@ from sqlalchemy import event, select
 from kindling.accounts import sessions
 from kindling.accounts.models import Session, User
 from kindling.accounts.principal_cache import PRINCIPAL_TTL, principals
-from kindling.accounts.sessions import hash_token
-from kindling.web.authentication import COOKIE_NAME
+from kindling.accounts.sessions import COOKIE_NAME, hash_token
 from tests.factories import PASSWORD
 
 USER_FIELDS = {"id", "email", "name", "accountType", "organizationId", "role", "createdAt"}

@@ -7,8 +7,8 @@ import time
 import pytest
 from sqlalchemy import func, select
 
+from kindling.consulting import views as bulk_handlers
 from kindling.consulting.models import Invitation
-from kindling.web.handlers import bulk as bulk_handlers
 
 HEADER = "organizationId,message\n"
 ONE_MB = 1024 * 1024

@@ -15,8 +15,8 @@ from sqlalchemy import delete
 from sqlalchemy.orm import Session
 
 from kindling.donations.models import Donation
+from kindling.platform.inbound_events import InboundWebhookEvent
 from kindling.rates.models import ExchangeRate, RateImport
-from kindling.webhooks.inbound_models import InboundWebhookEvent
 from tests.factories import donations as payments
 from tests.helpers import SignedUp, call, sign_up
 from tests.helpers import rates as history

@@ -10,7 +10,7 @@ from sqlalchemy import func, select
 
 from kindling.accounts.models import Session, User
 from kindling.evidence import log as evidence
-from kindling.webhooks.inbound_models import InboundWebhookEvent
+from kindling.platform.inbound_events import InboundWebhookEvent
 from tests.factories import Account, identity
 
 URL = "/webhooks/auth"

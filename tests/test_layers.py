@@ -89,9 +89,6 @@ SLICES = {
     # Slack's people are the organization's members; their acts and decisions are kindness's.
     "slack": {"accounts", "kindness"},
 }
-# Single modules that stand above their slice: the providers' webhooks settle donations and
-# mirror accounts.
-MODULES = {"kindling.webhooks.inbound": {"accounts", "donations"}}
 # What every package may import: the root modules below every slice.
 ROOT = {"kindling", "kindling.errors", "kindling.config"}
 # The offline verifier and the witness Kindling ships run with these alone, and the theme engine is pure.
@@ -112,7 +109,7 @@ SELF_CONTAINED = (
 
 def _slice(name: str) -> str | None:
     parts = name.split(".")
-    return parts[1] if len(parts) > 1 and parts[1] in SLICES else None
+    return parts[1] if len(parts) > 1 and parts[0] == "kindling" and parts[1] in SLICES else None
 
 
 def test_every_package_of_kindling_is_a_slice_or_named_above_them():
@@ -121,13 +118,25 @@ def test_every_package_of_kindling_is_a_slice_or_named_above_them():
     assert packages - set(SLICES) - others == set()
 
 
-def test_only_the_web_package_touches_the_web_frameworks():
+# Besides the web package, a feature's handlers see the framework, and so do the request helpers
+# they use.
+REQUEST_HELPERS = "kindling.platform.request"
+
+
+def _sees_the_framework(name: str) -> bool:
+    return _within(name, "kindling.web") or name == REQUEST_HELPERS or name.endswith(".views")
+
+
+def test_only_the_web_package_the_handlers_and_their_helpers_touch_the_web_frameworks():
     assert (
-        _crossings(
-            lambda name: not _within(name, "kindling.web"), lambda target: target.split(".")[0] in WEB_FRAMEWORKS
-        )
+        _crossings(lambda name: not _sees_the_framework(name), lambda target: target.split(".")[0] in WEB_FRAMEWORKS)
         == []
     )
+
+
+def test_only_handlers_import_handlers():
+    # A feature's rules never reach for a request: another feature's handlers are no library.
+    assert _crossings(lambda name: not name.endswith(".views"), lambda target: target.endswith(".views")) == []
 
 
 def _overrides(name: str, path: pathlib.Path) -> list[str]:
@@ -171,7 +180,7 @@ def test_slices_import_only_the_slices_below_them():
         mine, theirs = _slice(name), _slice(target)
         if mine is None or theirs is None or mine == theirs or theirs == "platform":
             return False
-        return theirs not in SLICES[mine] | MODULES.get(name, set())
+        return theirs not in SLICES[mine]
 
     arrows = sorted(
         f"{name} imports {target}" for name, targets in IMPORTS.items() for target in targets if upward(name, target)

@@ -11,7 +11,7 @@ import pytest
 from sqlalchemy import func, select
 
 from kindling.donations.models import Donation
-from kindling.webhooks.inbound_models import InboundWebhookEvent
+from kindling.platform.inbound_events import InboundWebhookEvent
 from tests.factories import donations as payments
 
 URL = "/webhooks/payments"

@@ -23,9 +23,9 @@ from kindling.evidence.models import EvidenceEvent
 from kindling.platform import periods
 from kindling.platform.cache import MemoryCache
 from kindling.platform.database import make_engine, make_session_factory, upgrade
-from kindling.web.handlers.wellbeing import summary_body
 from kindling.wellbeing import service as wellbeing
 from kindling.wellbeing.models import WellbeingResponse, WellbeingWeek
+from kindling.wellbeing.views import summary_body
 from tests import factories
 from tests.factories.principals import principal
 

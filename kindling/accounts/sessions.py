@@ -14,6 +14,7 @@ from kindling.accounts.principal_cache import principals
 from kindling.platform.access import Principal
 from kindling.platform.base import utcnow
 
+COOKIE_NAME = "kindling.session_token"
 SESSION_LIFETIME = dt.timedelta(days=7)
 # A session is pushed forward at most once a day, so most requests never write.
 SESSION_RENEWAL = dt.timedelta(days=1)

@@ -13,12 +13,13 @@ from connexion.options import SwaggerUIOptions
 
 from kindling.compliance import load_frameworks
 from kindling.config import Settings
-from kindling.evidence.keys import make_signer
+from kindling.evidence.signing import signer_for
 from kindling.platform.cache import make_cache, redis_breaker
 from kindling.platform.database import make_engine, make_session_factory
 from kindling.platform.health import DatabaseProbe
 from kindling.platform.mail import make_mailer
 from kindling.platform.ratelimit import RateLimiter
+from kindling.platform.request import Runtime
 from kindling.web import errors
 from kindling.web.apidocs import SPEC_JSON_PATH, SpecMiddleware
 from kindling.web.authentication import AuthenticationMiddleware
@@ -29,9 +30,9 @@ from kindling.web.overrides import validator_map
 from kindling.web.overrides.handler_signatures import settle_handlers
 from kindling.web.overrides.json_encoding import OrjsonJsonifier, OrjsonProvider
 from kindling.web.ratelimit import OperationLimitMiddleware, RateLimitMiddleware
+from kindling.web.request_hooks import keep_raw_form_bodies, own_request_transactions
 from kindling.web.requestguard import RequestGuardMiddleware
 from kindling.web.routeguard import RouteGuardMiddleware
-from kindling.web.runtime import Runtime, keep_raw_form_bodies, own_request_transactions
 from kindling.web.scim import ScimMiddleware
 
 SPEC = pathlib.Path(__file__).parent.parent / "openapi.yaml"
@@ -47,6 +48,8 @@ def create_app(settings: Settings | None = None) -> connexion.FlaskApp:
     settings = settings or Settings.from_env()
     # A broken framework file stops the server here, not at the first compliance request.
     load_frameworks()
+    # So is a signing key that does not parse; an embedded database's key is made here, at start.
+    signer_for(settings)
     engine = make_engine(settings.database_url)
     breaker = redis_breaker()
     state = Runtime(
@@ -56,9 +59,6 @@ def create_app(settings: Settings | None = None) -> connexion.FlaskApp:
         session_factory=make_session_factory(engine),
         cache=make_cache(settings.redis_target, breaker),
         limiter=RateLimiter(settings.redis_target, settings.rate_limit_multiplier, breaker=breaker),
-        signer=make_signer(
-            settings.evidence_signing_key, settings.evidence_previous_keys, settings.database_url, settings.public_url
-        ),
         mailer=make_mailer(settings.smtp_url, settings.mail_from, settings.mail_timeout),
     )
     # Without API docs, no request passes through Swagger UI's router on its way in; without

@@ -17,6 +17,7 @@ from starlette.datastructures import Headers
 
 from kindling.accounts import sessions
 from kindling.accounts.principal_cache import principals
+from kindling.accounts.sessions import COOKIE_NAME
 from kindling.platform.access import Principal
 from kindling.web.errors import database_unavailable_error, send_error
 from kindling.web.overrides.handler_signatures import settle
@@ -24,7 +25,6 @@ from kindling.web.overrides.handler_signatures import settle
 log = logging.getLogger(__name__)
 
 PRINCIPAL_KEY = "kindling.principal"
-COOKIE_NAME = "kindling.session_token"
 # Longer than any token Kindling issues: not worth a database lookup.
 MAX_TOKEN = 512
 # Load balancers and probes poll it: it neither authenticates nor counts against a limit.

@@ -17,6 +17,7 @@ from sqlalchemy.exc import DBAPIError
 from sqlalchemy.exc import TimeoutError as PoolTimeout
 from starlette.exceptions import HTTPException
 
+from kindling.accounts.scim import SCIM_MEDIA_TYPE, SCIM_PREFIX
 from kindling.errors import ApiError, ServiceUnavailable, field_error, quoted, refused, unsupported_media_type
 from kindling.web.operations import Operations
 
@@ -54,8 +55,6 @@ def envelope(error: ApiError) -> bytes:
     return json.dumps(body).encode()
 
 
-SCIM_PREFIX = "/scim/v2"
-SCIM_MEDIA_TYPE = "application/scim+json"
 SCIM_ERROR_SCHEMA = "urn:ietf:params:scim:api:messages:2.0:Error"
 # RFC 7644 Table 9; Kindling's own 400s map to the nearest keyword (scim_envelope).
 SCIM_TYPES = frozenset(

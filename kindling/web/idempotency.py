@@ -17,9 +17,9 @@ from kindling.errors import ApiError, invalid
 from kindling.idempotency import responses
 from kindling.idempotency.responses import Answer, Attempt
 from kindling.platform.base import utcnow
+from kindling.platform.request import Runtime, db
 from kindling.web.authentication import principal_of
 from kindling.web.errors import envelope
-from kindling.web.runtime import Runtime, db
 
 HEADER = "Idempotency-Key"
 REPLAYED = "Idempotent-Replayed"

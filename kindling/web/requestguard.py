@@ -14,6 +14,7 @@ import json
 import re
 
 from kindling.errors import BadRequest, HeadersTooLarge, PayloadTooLarge, UriTooLong, unsupported_media_type
+from kindling.platform.request import UPLOAD_LIMIT
 from kindling.platform.storable_text import carries_unstorable_text
 
 # The HTTP server passes on longer ones, up to a head of 64 KB (kindling.web.overrides.http_protocol): refused
@@ -21,7 +22,6 @@ from kindling.platform.storable_text import carries_unstorable_text
 TARGET_LIMIT = 8 * 1024
 HEADERS_LIMIT = 16 * 1024
 JSON_LIMIT = 64 * 1024
-UPLOAD_LIMIT = 1024 * 1024
 # A multipart body carries a little framing around the file it holds.
 MULTIPART_OVERHEAD = 16 * 1024
 # Far beyond any body of the API or of the providers' webhooks, far below the recursion limit.

@@ -16,6 +16,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
 from kindling.accounts import service as accounts
 from kindling.compliance import exports
+from kindling.evidence.signing import signer_for
 
 SIGNATURE = re.compile(
     r"keyId=(?P<key_id>[0-9a-f]{16}), algorithm=Ed25519, organizationId=(?P<organization_id>[0-9a-f-]{36}), "
@@ -134,7 +135,7 @@ def test_an_organization_without_events_exports_the_empty_head(client, db, runti
     # Everyone's joining is logged: only an organization nobody has joined yet has an empty log.
     organization = accounts.create_organization(db, name="Nobody yet")
     exported = exports.export_report(
-        db, runtime.signer, organization_id=organization.id, framework_id="gri", file_format="csv"
+        db, signer_for(runtime.settings), organization_id=organization.id, framework_id="gri", file_format="csv"
     )
     response = types.SimpleNamespace(
         headers={name.lower(): value for name, value in exported.extra_headers}, content=exported.content

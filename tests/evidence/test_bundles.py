@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import copy
+import dataclasses
 import json
 import subprocess
 import sys
@@ -13,7 +14,8 @@ import pytest
 from kindling import cli
 from kindling.config import Settings
 from kindling.evidence import log as evidence
-from kindling.evidence.keys import make_signer, parse_private_key
+from kindling.evidence.keys import parse_private_key
+from kindling.evidence.signing import signer_for
 from tests.evidence import rfc9162
 from tests.helpers import assert_envelope
 
@@ -191,8 +193,15 @@ def test_a_rotated_key_stays_listed_and_its_bundles_still_verify(
     old_bundle = export(client, logged)
     # What a restart with EVIDENCE_SIGNING_KEY=<new> and EVIDENCE_PREVIOUS_KEYS=<old> makes.
     rotated = Settings.from_env({"EVIDENCE_SIGNING_KEY": ROTATED_SEED, "EVIDENCE_PREVIOUS_KEYS": old_key})
-    signer = make_signer(rotated.evidence_signing_key, rotated.evidence_previous_keys, settings.database_url)
-    monkeypatch.setattr(runtime, "signer", signer)
+    monkeypatch.setattr(
+        runtime,
+        "settings",
+        dataclasses.replace(
+            settings,
+            evidence_signing_key=rotated.evidence_signing_key,
+            evidence_previous_keys=rotated.evidence_previous_keys,
+        ),
+    )
     listed = client.get("/api/evidence/keys").json()["data"]
     new_bundle = export(client, logged)
     assert [key["publicKey"] for key in listed][1:] == [old_key]
@@ -305,6 +314,6 @@ def test_a_bundle_of_before_checkpoints_were_notes_still_verifies(client, logged
 
     bundle = export(client, logged)
     del bundle["checkpoint"]
-    bundle["signature"]["value"] = runtime.signer.sign(signed_bytes(bundle))
+    bundle["signature"]["value"] = signer_for(runtime.settings).sign(signed_bytes(bundle))
     code, output = run_verify(tmp_path, capsys, bundle, current_key(client))
     assert code == 0 and "no checkpoint of its tree" in output, output

@@ -19,6 +19,7 @@ from kindling.evidence import log as evidence
 from kindling.evidence.chain import event_hash, timestamp
 from kindling.evidence.keys import Signer
 from kindling.evidence.models import EvidenceCheckpoint
+from kindling.evidence.signing import signer_for
 from kindling.webhooks.models import WebhookEvent
 from tests.evidence import rfc9162
 
@@ -101,9 +102,9 @@ def test_every_export_is_checkpointed_as_a_signed_note(client, logged, runtime):
 
 
 def test_the_origin_is_the_host_of_the_public_url(runtime):
-    signer = Signer(runtime.signer.private_key, public_url="https://Evidence.Example.com:8443/app")
+    signer = Signer(signer_for(runtime.settings).private_key, public_url="https://Evidence.Example.com:8443/app")
     assert signer.note_origin("abc") == "evidence.example.com:8443/evidence/abc"
-    assert Signer(runtime.signer.private_key).note_origin("abc") == "kindling.local/evidence/abc"
+    assert Signer(signer_for(runtime.settings).private_key).note_origin("abc") == "kindling.local/evidence/abc"
     note = signer.sign_note(notes.checkpoint_text("evidence.example.com:8443/evidence/abc", 3, bytes(32)), "x.y/z")
     assert note.endswith("\n") and "\n\n\u2014 x.y/z " in note
 
@@ -233,13 +234,13 @@ def test_a_shortened_log_is_refused_and_raises_the_fork_alarm(client, db, logged
     assert_refused(client, logged, checkpoint)
     # The worker's round finds it, signs nothing and raises the alarm, once. (A round covers every
     # organization: others the database holds may get theirs.)
-    checkpoints.record_due(db, runtime.signer)
-    checkpoints.record_due(db, runtime.signer)
+    checkpoints.record_due(db, signer_for(runtime.settings))
+    checkpoints.record_due(db, signer_for(runtime.settings))
     [alarm] = fork_alarms(db, consultant.user.id)
     assert alarm["data"]["checkpoint"] == listed(client, logged)[0] and alarm["data"]["treeSize"] == size
     # The log growing again past the checkpoint does not mend it: still no signature.
     make.activity.act(logged)
-    checkpoints.record_due(db, runtime.signer)
+    checkpoints.record_due(db, signer_for(runtime.settings))
     assert len(listed(client, logged)) == 1 and len(fork_alarms(db, consultant.user.id)) == 1
 
 
@@ -264,7 +265,7 @@ def test_a_rewritten_and_resigned_log_is_refused(client, db, logged, runtime, ta
     [checkpoint] = listed(client, logged)
     rewrite(db, tamper, logged.organization_id)
     assert_refused(client, logged, checkpoint)
-    checkpoints.record_due(db, runtime.signer)
+    checkpoints.record_due(db, signer_for(runtime.settings))
     assert len(listed(client, logged)) == 1
     stored = db.scalar(select(EvidenceCheckpoint).where(EvidenceCheckpoint.organization_id == logged.organization_id))
     assert stored is not None and stored.fork_detected_at is not None
@@ -322,14 +323,14 @@ def test_checkpoints_are_made_while_the_log_grows(db, logged, runtime, make):
         )
 
     size = logged_size(db, logged)
-    assert checkpoints.record_due(db, runtime.signer) >= 1
+    assert checkpoints.record_due(db, signer_for(runtime.settings)) >= 1
     assert made() == [size]
     make.activity.act(logged)
     # The next round (every 30 s) covers the new event: no hour to wait.
-    checkpoints.record_due(db, runtime.signer)
+    checkpoints.record_due(db, signer_for(runtime.settings))
     assert made() == [size, size + 1]
     # A log that does not grow gets no more.
-    checkpoints.record_due(db, runtime.signer)
+    checkpoints.record_due(db, signer_for(runtime.settings))
     assert made() == [size, size + 1]
 
 

@@ -16,6 +16,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from kindling.config import ConfigError, Settings
 from kindling.evidence.keys import embedded_key_path, make_signer
+from kindling.evidence.signing import signer_for
 
 PRODUCTION = {"ENVIRONMENT": "production", "SECRET_KEY": "s" * 32, "DATABASE_URL": "postgresql+psycopg2://k@db/k"}
 
@@ -108,4 +109,4 @@ def test_keys_are_public_and_identified_by_their_hash(client, runtime):
     [key] = response.json()["data"]
     raw = base64.b64decode(key["publicKey"])
     assert key == {"keyId": hashlib.sha256(raw).hexdigest()[:16], "algorithm": "Ed25519", "publicKey": key["publicKey"]}
-    assert raw == runtime.signer.public_key
+    assert raw == signer_for(runtime.settings).public_key

@@ -13,6 +13,7 @@ from kindling.donations import giving
 from kindling.donations.models import GivingRequest
 from kindling.evidence.chain import export_statement, json_digested
 from kindling.evidence.keys import make_signer, parse_private_key
+from kindling.evidence.signing import signer_for
 from kindling.wellbeing import service as wellbeing
 from tests.evidence.test_bundles import ROTATED_SEED
 from tests.factories.principals import principal
@@ -72,7 +73,7 @@ def bundle_of(client, admin) -> dict:
 
 def resigned(runtime, report: dict, signer=None) -> dict:
     """The report signed again as it now stands, as Kindling would sign a figure its tables gave it."""
-    signer = signer or runtime.signer
+    signer = signer or signer_for(runtime.settings)
     data = report["data"]
     statement = export_statement(
         organization_id=data["organizationId"],
@@ -191,7 +192,7 @@ def test_an_unsigned_edited_or_wrongly_signed_report_file_is_refused(client, run
     code, output = run(tmp_path, capsys, client, bundle, resigned(runtime, edited, other_key))
     assert code == 1 and "not among the given public keys" in output
     retitled = resigned(runtime, report)
-    retitled["signature"] = runtime.signer.sign_statement(
+    retitled["signature"] = signer_for(runtime.settings).sign_statement(
         {
             **{k: retitled["signature"][k] for k in ("organizationId", "period", "format", "evidenceHead", "digest")},
             "framework": "csrd",

@@ -7,6 +7,7 @@ import json
 from kindling import cli
 from kindling.accounts import service as accounts
 from kindling.evidence import log as evidence
+from kindling.evidence.signing import signer_for
 
 
 def export(client, admin, **body) -> dict:
@@ -111,7 +112,7 @@ def test_the_signature_is_standard_padded_base64(client, logged, tmp_path, capsy
 def test_the_empty_log_verifies_at_seq_0_and_64_zeros(client, db, runtime, tmp_path, capsys):
     # Everyone's joining is logged: only an organization nobody has joined yet has an empty log.
     organization = accounts.create_organization(db, name="Nobody yet")
-    bundle = evidence.export(db, runtime.signer, organization_id=organization.id)
+    bundle = evidence.export(db, signer_for(runtime.settings), organization_id=organization.id)
     assert bundle["head"] == {"seq": 0, "hash": "0" * 64} and bundle["prevHash"] == "0" * 64
     code, output = run(tmp_path, capsys, json.dumps(bundle), *with_key(client))
     assert code == 0 and "the whole log up to seq 0, 0 events" in output

@@ -21,6 +21,7 @@ from kindling.evidence import checkpoints, cosignatures, notes, witness_server, 
 from kindling.evidence.chain import signed_bytes
 from kindling.evidence.keys import Signer
 from kindling.evidence.models import EvidenceWitness
+from kindling.evidence.signing import signer_for
 from kindling.platform.destinations import DestinationPolicy
 from kindling.webhooks.models import WebhookEvent
 
@@ -49,7 +50,7 @@ def start_witness(tmp_path, runtime):
     started: list[Running] = []
 
     def start(name: str, log_key: bytes | None = None, **options) -> Running:
-        running = Running(tmp_path, name, log_key or runtime.signer.public_key, **options)
+        running = Running(tmp_path, name, log_key or signer_for(runtime.settings).public_key, **options)
         started.append(running)
         return running
 
@@ -193,7 +194,7 @@ def _sign_other_log(runtime, origin: str, size: int) -> str:
     """A checkpoint of `size` leaves Kindling's log never had, signed with its key: what a
     witness holds once the log was rewritten and its checkpoints table with it."""
     root = bytes(range(32))
-    return runtime.signer.sign_note(notes.checkpoint_text(origin, size, root), origin)
+    return signer_for(runtime.settings).sign_note(notes.checkpoint_text(origin, size, root), origin)
 
 
 @pytest.mark.parametrize("ahead", [5, 0])
@@ -207,7 +208,7 @@ def test_a_witness_that_saw_another_log_raises_the_fork_alarm_and_stops_signing(
     make.endpoint(consultant, "http://127.0.0.1:9/hooks", events=("evidence.fork_detected",))
     witness = start_witness("witness.test/w1")
     added = add(client, logged, witness)
-    origin = runtime.signer.note_origin(logged.organization_id)
+    origin = signer_for(runtime.settings).note_origin(logged.organization_id)
     size = client.get("/api/evidence/verify", headers=logged.headers).json()["head"]["seq"]
     witness.witness.add_checkpoint(f"old 0\n\n{_sign_other_log(runtime, origin, size + ahead)}".encode())
 
@@ -224,7 +225,7 @@ def test_a_witness_that_saw_another_log_raises_the_fork_alarm_and_stops_signing(
     assert blocked.status_code == 409 and blocked.json()["code"] == "evidence_inconsistent"
     assert blocked.json()["details"]["witness"]["id"] == added["id"]
     make.activity.act(logged)
-    assert checkpoints.record_due(db, runtime.signer) == 0
+    assert checkpoints.record_due(db, signer_for(runtime.settings)) == 0
     # Removing the witness is the admin's decision that resumes signing.
     client.delete(f"/api/evidence/witnesses/{added['id']}", headers=logged.headers)
     assert client.post("/api/evidence/export", json={}, headers=logged.headers).status_code == 200
@@ -233,17 +234,20 @@ def test_a_witness_that_saw_another_log_raises_the_fork_alarm_and_stops_signing(
 def test_the_worker_submits_each_new_checkpoint(client, db, logged, make, runtime, start_witness, loopback):
     witness = start_witness("witness.test/w1")
     add(client, logged, witness)
-    assert checkpoints.record_due(db, runtime.signer) == 1
+    assert checkpoints.record_due(db, signer_for(runtime.settings)) == 1
     db.flush()
     assert witnessing.submit_due(runtime.session_factory, LOOPBACK) == 1
     make.activity.act(logged)
-    checkpoints.record_due(db, runtime.signer)
+    checkpoints.record_due(db, signer_for(runtime.settings))
     assert witnessing.submit_due(runtime.session_factory, LOOPBACK) == 1
     # Nothing new: nothing sent.
     assert witnessing.submit_due(runtime.session_factory, LOOPBACK) == 0
     [latest, earlier] = client.get("/api/evidence/checkpoints", headers=logged.headers).json()["data"]
     assert len(latest["cosignatures"]) == len(earlier["cosignatures"]) == 1
-    assert witness.witness.state.latest(runtime.signer.note_origin(logged.organization_id))[0] == latest["treeSize"]
+    assert (
+        witness.witness.state.latest(signer_for(runtime.settings).note_origin(logged.organization_id))[0]
+        == latest["treeSize"]
+    )
 
 
 def test_a_witness_that_never_answers_is_waited_for_five_seconds_at_most(client, logged, make, loopback):
@@ -310,7 +314,7 @@ def test_offline_verification_counts_the_given_witnesses_cosignatures(
     resigned["signature"] = {
         "keyId": bundle["signature"]["keyId"],
         "algorithm": "Ed25519",
-        "value": runtime.signer.sign(signed_bytes(resigned)),
+        "value": signer_for(runtime.settings).sign(signed_bytes(resigned)),
     }
     code, said = verify(tmp_path, capsys, client, resigned, "--witness", first.vkey, "--witness", second.vkey)
     assert code == 1 and "cosigned by 1 of the 2 witnesses given" in said

@@ -12,7 +12,7 @@ from sqlalchemy import func, select
 
 from kindling.accounts.models import User
 from kindling.donations.models import Donation
-from kindling.webhooks.inbound_models import InboundWebhookEvent
+from kindling.platform.inbound_events import InboundWebhookEvent
 from tests.factories import donations as payments
 from tests.factories import identity
 from tests.helpers import assert_envelope

@@ -9,8 +9,8 @@ import uuid
 import pytest
 import requests
 
+from kindling.accounts.sessions import COOKIE_NAME
 from kindling.platform.database import upgrade
-from kindling.web.authentication import COOKIE_NAME
 from tests.factories import PASSWORD
 from tests.helpers import assert_envelope, sign_up
 from tests.owasp import spec

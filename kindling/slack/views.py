@@ -1,4 +1,4 @@
-"""The Slack app: its installation by an organization admin, and the signed requests Slack sends."""
+"""Handlers of the Slack app: installation, events, commands and interactions."""
 
 from __future__ import annotations
 
@@ -6,9 +6,9 @@ import flask
 from connexion import NoContent
 
 from kindling.platform import access
+from kindling.platform.request import db, runtime
 from kindling.slack import inbound, installation
 from kindling.slack.models import SlackInstallation
-from kindling.web.runtime import db, runtime
 
 CALLBACK_PATH = "/api/integrations/slack/callback"
 
@@ -40,9 +40,6 @@ def delete_slack(token_info: dict):
     caller = access.principal(token_info)
     installation.uninstall(db(), organization_id=caller.member_of)
     return NoContent, 204
-
-
-# Slack's requests are verified over the exact bytes sent, so the raw body is read, never a parsed one.
 
 
 def receive_slack_command():

@@ -1,4 +1,4 @@
-"""SCIM 2.0 at /scim/v2 (RFC 7644): discovery, Users and Groups of the token's organization."""
+"""Handlers of SCIM 2.0 provisioning and of the SCIM tokens an organization's directory uses."""
 
 from __future__ import annotations
 
@@ -6,10 +6,11 @@ import flask
 from connexion import NoContent
 from scim2_models import Context, ListResponse, Meta, NotFoundException, NotImplementedException, ResourceType, Schema
 
-from kindling.accounts.scim import groups, resources, users
+from kindling.accounts.scim import SCIM_MEDIA_TYPE, SCIM_PREFIX, groups, resources, tokens, users
+from kindling.accounts.scim.models import ScimToken
 from kindling.accounts.scim.resources import MAX_RESULTS, Group, User
-from kindling.web.errors import SCIM_MEDIA_TYPE, SCIM_PREFIX
-from kindling.web.runtime import db
+from kindling.platform import access
+from kindling.platform.request import db
 
 HEADERS = {"Content-Type": SCIM_MEDIA_TYPE}
 
@@ -207,4 +208,32 @@ def patch_scim_group(token_info: dict, group_id: str, body: dict):
 
 def delete_scim_group(token_info: dict, group_id: str):
     groups.delete_group(db(), organization_id=_organization(token_info), group_id=group_id)
+    return NoContent, 204
+
+
+def _token_body(token: ScimToken) -> dict:
+    return {
+        "id": token.id,
+        "description": token.description,
+        "createdAt": token.created_at,
+        "lastUsedAt": token.last_used_at,
+    }
+
+
+def create_scim_token(token_info: dict, body: dict):
+    caller = access.principal(token_info)
+    token, secret = tokens.create_token(
+        db(), organization_id=caller.member_of, created_by=caller.user_id, description=body["description"]
+    )
+    return {"data": {**_token_body(token), "token": secret}}, 201
+
+
+def list_scim_tokens(token_info: dict):
+    caller = access.principal(token_info)
+    return {"data": [_token_body(token) for token in tokens.list_tokens(db(), organization_id=caller.member_of)]}, 200
+
+
+def revoke_scim_token(token_info: dict, token_id: str):
+    caller = access.principal(token_info)
+    tokens.revoke_token(db(), organization_id=caller.member_of, token_id=token_id, revoked_by=caller.user_id)
     return NoContent, 204

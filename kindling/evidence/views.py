@@ -1,4 +1,4 @@
-"""The organization's evidence log: its events, their verification, signed bundles and the keys."""
+"""Handlers of the evidence log: verification, exports, checkpoints, proofs, witnesses and receipts."""
 
 from __future__ import annotations
 
@@ -8,9 +8,10 @@ from connexion import NoContent
 
 from kindling.evidence import checkpoints, receipts, witnesses
 from kindling.evidence import log as evidence
+from kindling.evidence.signing import signer_for
 from kindling.platform import access
 from kindling.platform.destinations import DestinationPolicy
-from kindling.web.runtime import db, runtime
+from kindling.platform.request import db, runtime
 
 
 def _moment(text: str | None) -> dt.datetime | None:
@@ -50,7 +51,7 @@ def export_bundle(token_info: dict, body: dict):
     caller = access.principal(token_info)
     bundle = evidence.export(
         db(),
-        runtime().signer,
+        signer_for(runtime().settings),
         organization_id=caller.member_of,
         since=_moment(body.get("from")),
         until=_moment(body.get("to")),
@@ -68,7 +69,7 @@ def list_checkpoints(token_info: dict, cursor: str | None = None, limit: int = 1
 
 
 def list_keys():
-    return {"data": runtime().signer.listed_keys()}, 200
+    return {"data": signer_for(runtime().settings).listed_keys()}, 200
 
 
 def inclusion_proof(token_info: dict, seq: int, tree_size: int | None = None):
@@ -82,7 +83,9 @@ def consistency_proof(token_info: dict, from_: int, to: int | None = None):
 
 
 def get_receipt(token_info: dict, kind: str, id_: str):
-    return receipts.receipt(db(), runtime().signer, caller=access.principal(token_info), kind=kind, record_id=id_), 200
+    return receipts.receipt(
+        db(), signer_for(runtime().settings), caller=access.principal(token_info), kind=kind, record_id=id_
+    ), 200
 
 
 def list_witnesses(token_info: dict):

@@ -1,11 +1,11 @@
-"""Colour themes for client organizations."""
+"""Handlers of an organization's theme, its CSS and its preview."""
 
 from __future__ import annotations
 
 from kindling.branding import service as themes
 from kindling.platform import access
+from kindling.platform.request import db, runtime
 from kindling.themes import CONTENT_SECURITY_POLICY, theme_css, theme_preview
-from kindling.web.runtime import db, runtime
 
 
 def generate_theme(body: dict, token_info: dict):

@@ -1,9 +1,9 @@
-"""Wellbeing survey responses and organization aggregates."""
+"""Handlers of wellbeing check-ins and their published summaries."""
 
 from __future__ import annotations
 
 from kindling.platform import access, periods
-from kindling.web.runtime import db
+from kindling.platform.request import db
 from kindling.wellbeing import noise
 from kindling.wellbeing import service as wellbeing
 from kindling.wellbeing.models import WellbeingResponse

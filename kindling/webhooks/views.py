@@ -1,4 +1,4 @@
-"""Consultants' outbound webhook endpoints and their deliveries."""
+"""Handlers of an organization's webhook endpoints and their deliveries."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from connexion import NoContent
 
 from kindling.platform import access
 from kindling.platform.destinations import DestinationPolicy
-from kindling.web.runtime import db, runtime
+from kindling.platform.request import db, runtime
 from kindling.webhooks import endpoints as webhook_endpoints
 from kindling.webhooks.models import WebhookDelivery, WebhookEndpoint
 

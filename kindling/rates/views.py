@@ -1,4 +1,4 @@
-"""The ECB quotes conversions use."""
+"""The reference rates' handler."""
 
 from __future__ import annotations
 
@@ -6,8 +6,8 @@ import datetime as dt
 
 from kindling.errors import NotFound, invalid
 from kindling.platform import access, money
+from kindling.platform.request import db
 from kindling.rates import service as rates
-from kindling.web.runtime import db
 
 
 def get_rate(token_info: dict, date: str, currency: str):

@@ -1,4 +1,4 @@
-"""Volunteer opportunities and check-ins."""
+"""Handlers of volunteer opportunities, check-ins and check-in codes."""
 
 from __future__ import annotations
 
@@ -6,9 +6,9 @@ import datetime as dt
 
 from kindling.errors import invalid
 from kindling.platform import access
+from kindling.platform.request import db
 from kindling.volunteering import service as volunteering
 from kindling.volunteering.models import CheckIn, VolunteerOpportunity
-from kindling.web.runtime import db
 
 
 def list_opportunities(token_info: dict, limit: int, cursor: str | None = None):

@@ -1,18 +1,56 @@
-"""Consultants and their clients: invitations, which consultants send and cancel and organization
-admins accept or decline, and the relationships they start, seen from either side."""
+"""Handlers of consultancies: organization search, invitations, clients and bulk invites."""
 
 from __future__ import annotations
 
+from werkzeug.datastructures import FileStorage
+
 from kindling.accounts.models import User
-from kindling.consulting import clients
+from kindling.accounts.views import organization_body
+from kindling.consulting import bulk, clients
+from kindling.consulting import directory as organizations
 from kindling.consulting.models import ClientRelationship, Invitation
-from kindling.errors import NotFound
+from kindling.errors import BadRequest, NotFound, PayloadTooLarge
 from kindling.evidence import witnesses
 from kindling.platform import access
 from kindling.platform.base import utcnow
 from kindling.platform.destinations import DestinationPolicy
-from kindling.web.handlers.accounts import organization_body
-from kindling.web.runtime import db, runtime
+from kindling.platform.request import UPLOAD_LIMIT, db, runtime
+
+
+def invite_clients(token_info: dict, file: FileStorage | None = None):
+    caller = access.principal(token_info)
+    if file is None:
+        # Connexion's validation accepts a plain form field named `file`; Flask does not see it as a file.
+        raise BadRequest("Send the CSV as a file part named file")
+    # Read one byte past the limit: enough to know the file is too large without reading all of it.
+    data = file.stream.read(UPLOAD_LIMIT + 1)
+    if len(data) > UPLOAD_LIMIT:
+        raise PayloadTooLarge(f"The file exceeds the limit of {UPLOAD_LIMIT // 1024} KB")
+    results = bulk.invite_from_csv(db(), consultant_id=caller.user_id, data=data)
+    invited = sum(1 for result in results if result.invitation_id is not None)
+    return {
+        "success": True,
+        "invited": invited,
+        "failed": len(results) - invited,
+        "results": [_result_body(result) for result in results],
+    }, 200
+
+
+def _result_body(result: bulk.RowResult) -> dict:
+    if result.invitation_id is not None:
+        return {
+            "row": result.row,
+            "organizationId": result.organization_id,
+            "status": "success",
+            "invitationId": result.invitation_id,
+        }
+    return {
+        "row": result.row,
+        "organizationId": result.organization_id,
+        "status": "failed",
+        "error": result.error,
+        "code": result.code,
+    }
 
 
 def list_clients(token_info: dict):
@@ -133,3 +171,9 @@ def invitation_body(invitation: Invitation) -> dict:
         "organization": organization_body(invitation.organization, with_join_code=False),
         "consultant": consultant_body(invitation.consultant),
     }
+
+
+def search_organizations(q: str, token_info: dict):
+    access.principal(token_info)
+    query, found = organizations.search(db(), query=q)
+    return {"organizations": [organization_body(o, with_join_code=False) for o in found], "query": query}, 200

@@ -1,46 +1,11 @@
-"""What one running app holds, and the database session each request owns."""
+"""Flask hooks around every request: the request owns its one transaction, and a form keeps its
+exact bytes."""
 
 from __future__ import annotations
 
-import dataclasses
-
 import flask
-from sqlalchemy import Engine
-from sqlalchemy.orm import Session, sessionmaker
 
-from kindling.config import Settings
-from kindling.evidence.keys import Signer
-from kindling.platform.cache import Cache
-from kindling.platform.health import DatabaseProbe
-from kindling.platform.mail import Mailer
-from kindling.platform.ratelimit import RateLimiter
-
-EXTENSION = "kindling"
-
-
-@dataclasses.dataclass
-class Runtime:
-    settings: Settings
-    engine: Engine
-    database_probe: DatabaseProbe
-    session_factory: sessionmaker[Session]
-    cache: Cache
-    limiter: RateLimiter
-    signer: Signer
-    # None without SMTP_URL: requests that must send mail answer 503 `mail_unavailable`.
-    mailer: Mailer | None = None
-
-
-def runtime() -> Runtime:
-    """The running app's settings, database, cache, limiter, evidence signer and mailer."""
-    return flask.current_app.extensions[EXTENSION]
-
-
-def db() -> Session:
-    """The request's database session, opened on first use."""
-    if "db" not in flask.g:
-        flask.g.db = runtime().session_factory()
-    return flask.g.db
+from kindling.platform.request import EXTENSION, Runtime
 
 
 def own_request_transactions(flask_app: flask.Flask, state: Runtime) -> None:

@@ -1,11 +1,11 @@
-"""Service health."""
+"""The health check's handler."""
 
 from __future__ import annotations
 
 from kindling import __version__
 from kindling.platform import health
 from kindling.platform.base import utcnow
-from kindling.web.runtime import runtime
+from kindling.platform.request import runtime
 
 SERVICE = "kindling"
 

@@ -1,13 +1,13 @@
-"""A person's data: their copy of it, and its erasure."""
+"""Handlers of a person's own data: its export and erasure."""
 
 from __future__ import annotations
 
 from kindling.accounts import members
 from kindling.accounts import service as accounts
+from kindling.accounts.views import member_body
 from kindling.platform import access
+from kindling.platform.request import db, runtime
 from kindling.privacy import personal_data
-from kindling.web.handlers.members import member_body
-from kindling.web.runtime import db, runtime
 
 
 def export_own(token_info: dict):

@@ -1,0 +1,44 @@
+"""The request helpers every feature's handlers use: the running app's state, the request's
+database session, and the limits a request's body keeps to."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import flask
+from sqlalchemy import Engine
+from sqlalchemy.orm import Session, sessionmaker
+
+from kindling.config import Settings
+from kindling.platform.cache import Cache
+from kindling.platform.health import DatabaseProbe
+from kindling.platform.mail import Mailer
+from kindling.platform.ratelimit import RateLimiter
+
+EXTENSION = "kindling"
+# A file a request uploads (a bulk invite's CSV) is at most this large.
+UPLOAD_LIMIT = 1024 * 1024
+
+
+@dataclasses.dataclass
+class Runtime:
+    settings: Settings
+    engine: Engine
+    database_probe: DatabaseProbe
+    session_factory: sessionmaker[Session]
+    cache: Cache
+    limiter: RateLimiter
+    # None without SMTP_URL: requests that must send mail answer 503 `mail_unavailable`.
+    mailer: Mailer | None = None
+
+
+def runtime() -> Runtime:
+    """The running app's settings, database, cache, limiter and mailer."""
+    return flask.current_app.extensions[EXTENSION]
+
+
+def db() -> Session:
+    """The request's database session, opened on first use."""
+    if "db" not in flask.g:
+        flask.g.db = runtime().session_factory()
+    return flask.g.db

@@ -1,1 +1,0 @@
-"""HTTP handlers, one module per tag of openapi.yaml: unpack, call a service, shape the answer."""
