@@ -2,9 +2,20 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import flask
 from connexion import NoContent
-from scim2_models import Context, ListResponse, Meta, NotFoundException, NotImplementedException, ResourceType, Schema
+from scim2_models import (
+    Context,
+    ListResponse,
+    Meta,
+    NotFoundException,
+    NotImplementedException,
+    Resource,
+    ResourceType,
+    Schema,
+)
 
 from kindling.accounts.scim import SCIM_MEDIA_TYPE, SCIM_PREFIX, groups, resources, tokens, users
 from kindling.accounts.scim.models import ScimToken
@@ -31,6 +42,12 @@ def _window(start_index: int, count: int | None) -> tuple[int, int]:
 
 def _answer(body: dict, status: int = 200, **headers):
     return body, status, {**HEADERS, **headers}
+
+
+def _written(write: Callable[..., Resource], context: Context, token_info: dict, **arguments: object):
+    """The answer to a replace or a patch: `write` is the users' or groups' own."""
+    resource = write(db(), organization_id=_organization(token_info), base_url=_base_url(), **arguments)
+    return _answer(resources.dump(resource, context=context))
 
 
 def get_service_provider_config(token_info: dict):
@@ -119,17 +136,13 @@ def get_scim_user(
 
 
 def replace_scim_user(token_info: dict, user_id: str, body: dict):
-    user = users.replace_user(
-        db(), organization_id=_organization(token_info), user_id=user_id, payload=body, base_url=_base_url()
+    return _written(
+        users.replace_user, Context.RESOURCE_REPLACEMENT_RESPONSE, token_info, user_id=user_id, payload=body
     )
-    return _answer(resources.dump(user, context=Context.RESOURCE_REPLACEMENT_RESPONSE))
 
 
 def patch_scim_user(token_info: dict, user_id: str, body: dict):
-    user = users.patch_user(
-        db(), organization_id=_organization(token_info), user_id=user_id, payload=body, base_url=_base_url()
-    )
-    return _answer(resources.dump(user, context=Context.RESOURCE_PATCH_RESPONSE))
+    return _written(users.patch_user, Context.RESOURCE_PATCH_RESPONSE, token_info, user_id=user_id, payload=body)
 
 
 def delete_scim_user(token_info: dict, user_id: str):
@@ -193,17 +206,13 @@ def get_scim_group(
 
 
 def replace_scim_group(token_info: dict, group_id: str, body: dict):
-    group = groups.replace_group(
-        db(), organization_id=_organization(token_info), group_id=group_id, payload=body, base_url=_base_url()
+    return _written(
+        groups.replace_group, Context.RESOURCE_REPLACEMENT_RESPONSE, token_info, group_id=group_id, payload=body
     )
-    return _answer(resources.dump(group, context=Context.RESOURCE_REPLACEMENT_RESPONSE))
 
 
 def patch_scim_group(token_info: dict, group_id: str, body: dict):
-    group = groups.patch_group(
-        db(), organization_id=_organization(token_info), group_id=group_id, payload=body, base_url=_base_url()
-    )
-    return _answer(resources.dump(group, context=Context.RESOURCE_PATCH_RESPONSE))
+    return _written(groups.patch_group, Context.RESOURCE_PATCH_RESPONSE, token_info, group_id=group_id, payload=body)
 
 
 def delete_scim_group(token_info: dict, group_id: str):
