@@ -6,6 +6,7 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from kindling.accounts import lifecycle, reporting_lines, roles
+from kindling.accounts.locks import lock_organization
 from kindling.accounts.models import User
 from kindling.accounts.scim.models import DirectoryGroup, GroupMembership
 from kindling.errors import NotFound
@@ -67,7 +68,7 @@ def remove_member(db: Session, *, organization_id: str, user_id: str, actor_id: 
 
 
 def _member_for_change(db: Session, *, organization_id: str, user_id: str) -> User:
-    roles.lock_organization(db, organization_id)
+    lock_organization(db, organization_id)
     user = db.get(User, canonical_id(user_id), with_for_update=True, populate_existing=True)
     if user is None or user.organization_id != organization_id or not user.active:
         raise NotFound("No such member of this organization")

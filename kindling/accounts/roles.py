@@ -10,19 +10,12 @@ from sqlalchemy.orm import Session
 
 from kindling.accounts import authority
 from kindling.accounts import service as accounts
-from kindling.accounts.models import Organization, User
+from kindling.accounts.models import User
 from kindling.accounts.scim.models import DirectoryGroup, GroupMembership
 from kindling.errors import Conflict
 from kindling.evidence import log as evidence
 
 RANK = {"member": 0, "manager": 1, "admin": 2}
-
-
-def lock_organization(db: Session, organization_id: str) -> None:
-    """Serialise changes to one organization's roles and lines on its row (a no-op on SQLite,
-    whose writers are serialised anyway), so two changes cannot together leave no admin.
-    FOR NO KEY UPDATE: rows that merely reference the organization are still inserted meanwhile."""
-    db.execute(select(Organization.id).where(Organization.id == organization_id).with_for_update(key_share=True))
 
 
 def refuse_if_last_admin(db: Session, *, user: User) -> None:

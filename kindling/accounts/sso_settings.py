@@ -13,7 +13,8 @@ from sqlalchemy.orm import Session
 
 from kindling.accounts import oidc_client, saml_sp, secrets_box, sso_domains
 from kindling.accounts import service as accounts
-from kindling.accounts.models import Organization, SsoConnection, SsoDomain, SsoState
+from kindling.accounts.locks import lock_organization
+from kindling.accounts.models import SsoConnection, SsoDomain, SsoState
 from kindling.errors import BadRequest, NotFound, ServiceUnavailable, invalid
 from kindling.evidence import log as evidence
 from kindling.platform import destinations
@@ -62,7 +63,7 @@ def save_settings(
     except oidc_client.DiscoveryFailed as exc:
         raise BadRequest(f"The provider's discovery failed: {exc}", code="sso_discovery_failed") from None
     # Changes to one organization's settings are serialised on its row.
-    db.execute(select(Organization.id).where(Organization.id == organization_id).with_for_update(key_share=True))
+    lock_organization(db, organization_id)
     connection = db.get(SsoConnection, organization_id, with_for_update=True, populate_existing=True)
     if client_secret is None and connection is None:  # removed meanwhile
         raise invalid("body", "clientSecret", "is required when single sign-on is first set up")
@@ -124,7 +125,7 @@ def save_saml_settings(
         raise BadRequest(
             f"The identity provider's metadata cannot be used: {exc}", code="saml_metadata_invalid"
         ) from None
-    db.execute(select(Organization.id).where(Organization.id == organization_id).with_for_update(key_share=True))
+    lock_organization(db, organization_id)
     connection = db.get(SsoConnection, organization_id, with_for_update=True, populate_existing=True)
     if connection is None:
         connection = SsoConnection(organization_id=organization_id, created_at=utcnow())

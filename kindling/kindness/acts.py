@@ -18,7 +18,8 @@ from sqlalchemy import func, insert, select, update
 from sqlalchemy.orm import Session as DbSession
 
 from kindling.accounts import mailboxes
-from kindling.accounts.models import Organization, User
+from kindling.accounts.locks import lock_organization
+from kindling.accounts.models import User
 from kindling.consulting import milestones
 from kindling.errors import BadRequest, Forbidden, NotFound, invalid
 from kindling.evidence import log as evidence
@@ -243,19 +244,6 @@ def list_acts(
     )
     acts = [ActRow._make(row) for row in db.execute(query)]
     return pagination.cut(acts, limit=limit, position=lambda act: (act.created_at, act.id))
-
-
-def lock_organization(db: DbSession, organization_id: str) -> None:
-    """Serialize the organization's changes to acts, ripple counts and tallies behind this transaction."""
-    # A write that changes nothing, so that it is the transaction's first statement on every backend:
-    # PostgreSQL locks the organization's row (NO KEY: members and acts referencing it are not held up);
-    # SQLite takes its one writer lock, waiting for it, before anything is read.
-    db.execute(
-        update(Organization)
-        .where(Organization.id == organization_id)
-        .values(id=Organization.id)
-        .execution_options(synchronize_session=False)
-    )
 
 
 def _raise_ripple_counts(

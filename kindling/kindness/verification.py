@@ -21,6 +21,7 @@ from sqlalchemy.orm import Session as DbSession
 from sqlalchemy.sql.elements import ColumnElement
 
 from kindling.accounts import mailboxes, reporting_lines
+from kindling.accounts.locks import lock_organization
 from kindling.accounts.models import Organization, SsoDomain, User
 from kindling.accounts.sessions import hash_token
 from kindling.errors import BadRequest, Conflict, Forbidden, NotFound, ServiceUnavailable, field_error, invalid
@@ -55,7 +56,7 @@ def decide(
     reference: str | None = None,
 ) -> VerificationDecision:
     """Record the caller's decision on one level of an act, and what it changes about the act."""
-    kindness.lock_organization(db, caller.member_of)
+    lock_organization(db, caller.member_of)
     act = kindness.get_act(db, caller=caller, act_id=act_id)
     if decision not in DECISIONS[level]:
         allowed = " or ".join(DECISIONS[level])
@@ -231,7 +232,7 @@ def request_attestation(
         raise ServiceUnavailable(
             "The mail server did not take the attestation mail; nothing was sent", code="mail_unavailable"
         ) from None
-    kindness.lock_organization(db, act.organization_id)
+    lock_organization(db, act.organization_id)
     db.refresh(act)
     _check_attestation_request(db, act, caller=caller, level=level, attester_organization=attester_organization)
     _check_one_level(db, act, level=level, key=key, asked_too=True)
@@ -300,7 +301,7 @@ def answer_attestation(
     """Record an attester's answer: a confirmation is the evidence of the attestation's level."""
     attestation = _open_attestation(db, token)
     act = db.get_one(KindnessAct, attestation.act_id)
-    kindness.lock_organization(db, act.organization_id)
+    lock_organization(db, act.organization_id)
     # Under the lock, a concurrent answer to the same token has either committed or not begun.
     db.refresh(attestation)
     db.refresh(act)

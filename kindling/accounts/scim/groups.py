@@ -7,6 +7,7 @@ from sqlalchemy import delete, func, insert, select
 from sqlalchemy.orm import Session
 
 from kindling.accounts import roles
+from kindling.accounts.locks import lock_organization
 from kindling.accounts.models import User as Person
 from kindling.accounts.scim import filters, resources
 from kindling.accounts.scim.models import DirectoryGroup, GroupMembership, ScimUser
@@ -71,7 +72,7 @@ def get_group(db: Session, *, organization_id: str, group_id: str, base_url: str
 
 def create_group(db: Session, *, organization_id: str, payload: dict, base_url: str) -> Group:
     resource = _parse(payload, Context.RESOURCE_CREATION_REQUEST)
-    roles.lock_organization(db, organization_id)
+    lock_organization(db, organization_id)
     group = DirectoryGroup(organization_id=organization_id, display_name="", display_name_key="", version=0)
     db.add(group)
     _apply(db, group, resource)
@@ -80,7 +81,7 @@ def create_group(db: Session, *, organization_id: str, payload: dict, base_url: 
 
 def replace_group(db: Session, *, organization_id: str, group_id: str, payload: dict, base_url: str) -> Group:
     resource = _parse(payload, Context.RESOURCE_REPLACEMENT_REQUEST)
-    roles.lock_organization(db, organization_id)
+    lock_organization(db, organization_id)
     group = _find(db, organization_id, group_id, for_update=True)
     _apply(db, group, resource)
     return _present(db, group, base_url, True)
@@ -89,7 +90,7 @@ def replace_group(db: Session, *, organization_id: str, group_id: str, payload: 
 def patch_group(db: Session, *, organization_id: str, group_id: str, payload: dict, base_url: str) -> Group:
     """PATCH, all operations or none; member removal by value list (Entra's legacy form) included."""
     patch = resources.validate(PatchOp[Group], _without_member_display(payload), Context.RESOURCE_PATCH_REQUEST)
-    roles.lock_organization(db, organization_id)
+    lock_organization(db, organization_id)
     group = _find(db, organization_id, group_id, for_update=True)
     resource = _present(db, group, base_url, True)
     patch.patch(resource, scim_policy=resources.POLICY)
@@ -134,7 +135,7 @@ def _members_without_display(members: object) -> object:
 
 def delete_group(db: Session, *, organization_id: str, group_id: str) -> None:
     """Delete the group; its members lose the role it gave them (the last admin stays: 409)."""
-    roles.lock_organization(db, organization_id)
+    lock_organization(db, organization_id)
     group = _find(db, organization_id, group_id, for_update=True)
     member_ids = list(db.scalars(select(GroupMembership.user_id).where(GroupMembership.group_id == group.id)))
     db.execute(delete(GroupMembership).where(GroupMembership.group_id == group.id))
@@ -170,7 +171,7 @@ def set_role(
     db: Session, *, organization_id: str, group_id: str, role: str | None, actor_id: str
 ) -> tuple[DirectoryGroup, int]:
     """Map a group to a role (or none) and recompute its members' roles; the last admin stays (409)."""
-    roles.lock_organization(db, organization_id)
+    lock_organization(db, organization_id)
     group = db.get(DirectoryGroup, group_id, with_for_update=True)
     if group is None or group.organization_id != organization_id:
         raise NotFound("No such group")

@@ -9,7 +9,7 @@ from sqlalchemy import bindparam, func, select, update
 from sqlalchemy.orm import Session
 
 from kindling.accounts import authority
-from kindling.accounts.models import Organization
+from kindling.accounts.locks import lock_organization
 from kindling.accounts.scim.models import ScimToken
 from kindling.accounts.sessions import hash_token
 from kindling.errors import Conflict, NotFound
@@ -28,7 +28,7 @@ _LIVE_TOKEN = select(ScimToken.id, ScimToken.organization_id, ScimToken.last_use
 
 def create_token(db: Session, *, organization_id: str, created_by: str, description: str) -> tuple[ScimToken, str]:
     """A new token of the organization and its secret, which is returned this once only."""
-    db.execute(select(Organization.id).where(Organization.id == organization_id).with_for_update(key_share=True))
+    lock_organization(db, organization_id)
     live = db.execute(
         select(func.count()).where(ScimToken.organization_id == organization_id, ScimToken.revoked_at.is_(None))
     ).scalar_one()

@@ -27,6 +27,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from kindling.accounts import authority, lifecycle, reporting_lines, roles
+from kindling.accounts.locks import lock_organization
 from kindling.accounts.models import User as Person
 from kindling.accounts.scim import filters, resources
 from kindling.accounts.scim.models import DirectoryGroup, GroupMembership, ScimUser
@@ -156,7 +157,7 @@ def create_user(db: Session, *, organization_id: str, payload: dict, base_url: s
 def replace_user(db: Session, *, organization_id: str, user_id: str, payload: dict, base_url: str) -> User:
     """PUT: the person as the directory now describes them."""
     resource = _parse(payload, Context.RESOURCE_REPLACEMENT_REQUEST)
-    roles.lock_organization(db, organization_id)
+    lock_organization(db, organization_id)
     scim_user, person = _find(db, organization_id, user_id, for_update=True)
     _apply(db, scim_user, person, resource)
     return _present(db, [(scim_user, person)], base_url)[0]
@@ -165,7 +166,7 @@ def replace_user(db: Session, *, organization_id: str, user_id: str, payload: di
 def patch_user(db: Session, *, organization_id: str, user_id: str, payload: dict, base_url: str) -> User:
     """PATCH (RFC 7644 §3.5.2, with what Okta and Entra really send): all operations or none."""
     patch = _parse_patch(payload)
-    roles.lock_organization(db, organization_id)
+    lock_organization(db, organization_id)
     scim_user, person = _find(db, organization_id, user_id, for_update=True)
     resource = _present(db, [(scim_user, person)], base_url)[0]
     patch.patch(resource, scim_policy=resources.POLICY)
@@ -179,7 +180,7 @@ def patch_user(db: Session, *, organization_id: str, user_id: str, payload: dict
 
 def delete_user(db: Session, *, organization_id: str, user_id: str) -> None:
     """Deactivate the person and detach them from SCIM (404 there afterwards); their records stay."""
-    roles.lock_organization(db, organization_id)
+    lock_organization(db, organization_id)
     scim_user, person = _find(db, organization_id, user_id, for_update=True)
     lifecycle.deactivate(db, user=person, actor_id=None, source="scim")
     for membership in db.scalars(select(GroupMembership).where(GroupMembership.user_id == person.id)):
