@@ -9,7 +9,7 @@ import json
 
 from sqlalchemy.orm import Session
 
-from kindling.compliance.report import Report
+from kindling.compliance.models import Report
 from kindling.compliance.reports import build_report
 from kindling.evidence import log as evidence
 from kindling.evidence import witnessing

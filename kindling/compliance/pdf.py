@@ -17,7 +17,7 @@ from reportlab.lib.units import mm
 from reportlab.platypus import KeepTogether, Paragraph, SimpleDocTemplate, Spacer, Table, TableStyle
 
 from kindling.compliance.frameworks import CURRENCY_UNIT, METRICS
-from kindling.compliance.report import Line, Report
+from kindling.compliance.models import Line, Report
 from kindling.platform import money
 
 MARGIN = 18 * mm

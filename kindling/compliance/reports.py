@@ -12,7 +12,7 @@ from sqlalchemy.orm import Session
 from kindling.accounts.models import Organization
 from kindling.compliance import CURRENCY_UNIT, get_framework, metrics
 from kindling.compliance.metrics import Activity, Evidence, Wellbeing
-from kindling.compliance.report import Line, Report
+from kindling.compliance.models import Line, Report
 from kindling.platform import money, periods
 from kindling.rates import service as rates
 

@@ -1,4 +1,5 @@
-"""A compliance report as data: what the CSV, JSON and PDF renderings of one report share."""
+"""A compliance report as data, which the CSV, JSON and PDF renderings of one report share (it has no
+table: a report is measured anew each time it is asked for)."""
 
 from __future__ import annotations
 
