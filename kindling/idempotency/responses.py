@@ -13,7 +13,7 @@ import dataclasses
 import datetime as dt
 import hashlib
 
-from sqlalchemy import delete, func, literal, select, true, update
+from sqlalchemy import bindparam, delete, func, select, true, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session
 
@@ -57,26 +57,20 @@ def key_in_use() -> Conflict:
 def begin(db: Session, attempt: Attempt, *, now: dt.datetime) -> Answer | None:
     """What the key's first request answered, to answer again; None when the key is new, which
     the transaction of `db` then holds until it ends."""
-    postgres = db.get_bind().dialect.name == "postgresql"
-    values = _claim(attempt, now)
-    # One statement for a new key: the lock, then the claim of the key in this transaction.
-    free = func.pg_try_advisory_xact_lock(_lock(attempt)) if postgres else true()
-    # Core statements on the session's connection: the ORM's bookkeeping of an UPDATE alone costs
-    # over a millisecond, which a key must not add to a write.
-    claimed = db.connection().scalar(
-        _insert(db)
-        .from_select(list(values), select(*(literal(value) for value in values.values())).where(free))
-        .on_conflict_do_nothing()
-        .returning(IdempotentResponse.key)
-    )
-    if claimed is not None:
+    dialect = db.get_bind().dialect.name
+    claim = _claim(attempt, now)
+    if dialect == "postgresql":
+        claim["lock"] = _lock(attempt)
+    # One statement for a new key: the lock, then the claim of the key in this transaction. Core
+    # on the session's connection: the ORM's bookkeeping would cost more than the statement.
+    if db.connection().execute(_CLAIMS[dialect], claim).rowcount:
         return None
     stored = db.get(IdempotentResponse, (attempt.user_id, attempt.key), populate_existing=True)
     if stored is None or stored.status is None:
         raise key_in_use()  # claimed by a transaction still running
     if stored.created_at <= now - KEPT_FOR:
         # Expired, and not yet forgotten by the worker: the key is new again.
-        for name, value in values.items():
+        for name, value in _claim(attempt, now).items():
             setattr(stored, name, value)
         stored.status = stored.headers = stored.body = None
         db.flush()
@@ -89,9 +83,14 @@ def begin(db: Session, attempt: Attempt, *, now: dt.datetime) -> Answer | None:
 def keep(db: Session, attempt: Attempt, answer: Answer) -> None:
     """Store the answer in the key's claim, in the transaction of the answer's effect."""
     db.connection().execute(
-        update(IdempotentResponse)
-        .where(IdempotentResponse.user_id == attempt.user_id, IdempotentResponse.key == attempt.key)
-        .values(status=answer.status, headers=answer.headers, body=answer.body)
+        _KEEP,
+        {
+            "claimant": attempt.user_id,
+            "claimed": attempt.key,
+            "status": answer.status,
+            "headers": answer.headers,
+            "body": answer.body,
+        },
     )
 
 
@@ -120,6 +119,27 @@ def _insert(db: Session):
     """An INSERT of a response in the dialect of `db`, which can skip a conflicting key."""
     insert = postgresql.insert if db.get_bind().dialect.name == "postgresql" else sqlite.insert
     return insert(IdempotentResponse)
+
+
+def _claim_statement(dialect: str):
+    """The claim of a key, skipped when it is taken (on PostgreSQL, also while its lock is)."""
+    columns = IdempotentResponse.__table__.c
+    values = select(*(bindparam(name, type_=columns[name].type) for name in _CLAIMED))
+    if dialect == "postgresql":
+        free = values.where(func.pg_try_advisory_xact_lock(bindparam("lock")))
+        return postgresql.insert(IdempotentResponse).from_select(_CLAIMED, free).on_conflict_do_nothing()
+    # SQLite reads INSERT … SELECT … ON CONFLICT only with a WHERE clause.
+    return sqlite.insert(IdempotentResponse).from_select(_CLAIMED, values.where(true())).on_conflict_do_nothing()
+
+
+# Built once: constructing these statements cost more than running them (benchmarks/idempotency.py).
+_CLAIMED = ("user_id", "key", "operation", "body_sha256", "created_at")
+_CLAIMS = {dialect: _claim_statement(dialect) for dialect in ("postgresql", "sqlite")}
+_KEEP = (
+    update(IdempotentResponse)
+    .where(IdempotentResponse.user_id == bindparam("claimant"), IdempotentResponse.key == bindparam("claimed"))
+    .values(status=bindparam("status"), headers=bindparam("headers"), body=bindparam("body"))
+)
 
 
 def chore(db: Session) -> None:
