@@ -5,7 +5,7 @@ then and to a private one when the connection is made (DNS rebinding). So `sessi
 address each connection actually reached, by extending urllib3's private
 `HTTPConnection._new_conn`, the one place that opens the socket before anything is sent. What it
 gains is safety, not speed: without it a webhook delivery to a name that resolves to 127.0.0.1
-reaches that loopback service (`pytest tests/test_destinations.py -k peer` shows it: it fails
+reaches that loopback service (`pytest tests/platform/test_destinations.py -k peer` shows it: it fails
 when `session()` mounts no guarded adapter). The hook's shape is checked when this module is
 imported, so a urllib3 that changed it stops the server and the worker at start.
 """

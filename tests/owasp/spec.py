@@ -21,7 +21,7 @@ def document() -> dict:
 def operations() -> dict[tuple[str, str], dict]:
     """`(METHOD, path)` → operation, with the path item's parameters folded in. SCIM (/scim/v2)
     is left out: it takes an organization's SCIM token, not an account's session, and answers in
-    SCIM's own error body; tests/scim has its authentication, bad input and isolation tests."""
+    SCIM's own error body; tests/accounts/scim has its authentication, bad input and isolation tests."""
     found = {}
     for path, item in document()["paths"].items():
         if path.startswith("/scim/v2"):

@@ -251,23 +251,23 @@ NOT_TENANT_RECORDS = {
     (
         "DELETE",
         "/api/auth/tokens/{id}",
-    ): "a token of anyone else answers 404: tests/test_api_tokens.py::test_a_revoked_token_is_refused_and_only_its_owner_revokes_it",
+    ): "a token of anyone else answers 404: tests/accounts/test_api_tokens.py::test_a_revoked_token_is_refused_and_only_its_owner_revokes_it",
     (
         "DELETE",
         "/api/organization/scim-tokens/{tokenId}",
-    ): "another organization's token answers 404: tests/scim/test_tokens.py::test_only_admins_manage_tokens_and_only_their_own",
+    ): "another organization's token answers 404: tests/accounts/scim/test_tokens.py::test_only_admins_manage_tokens_and_only_their_own",
     (
         "PATCH",
         "/api/organization/groups/{groupId}",
-    ): "another organization's group answers 404: tests/scim/test_groups_as_roles.py::test_admins_and_managers_list_groups_with_member_counts",
+    ): "another organization's group answers 404: tests/accounts/scim/test_groups_as_roles.py::test_admins_and_managers_list_groups_with_member_counts",
     (
         "PUT",
         "/api/organization/sso",
-    ): "the settings are always the caller's organization's; a domain another organization verified is 409: tests/test_sso.py",
+    ): "the settings are always the caller's organization's; a domain another organization verified is 409: tests/accounts/sso/test_oidc.py",
     (
         "POST",
         "/api/organization/sso/domains/{domain}/verify",
-    ): "a domain is looked up among the caller's organization's own claims; another's answers 404: tests/test_sso_domains.py::test_only_admins_verify_and_only_domains_they_claim",
+    ): "a domain is looked up among the caller's organization's own claims; another's answers 404: tests/accounts/sso/test_domains.py::test_only_admins_verify_and_only_domains_they_claim",
 }
 
 

@@ -15,7 +15,7 @@ from tests.owasp import spec
 from tests.owasp.operations import url_for
 
 EVIL = "https://evil.example"
-# SCIM answers its own error body: tests/scim/test_tokens.py covers its 405s.
+# SCIM answers its own error body: tests/accounts/scim/test_tokens.py covers its 405s.
 PATHS = sorted(path for path in spec.document()["paths"] if not path.startswith("/scim/v2"))
 
 

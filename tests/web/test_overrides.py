@@ -1,6 +1,6 @@
 """Behaviour guards of kindling/web/overrides: each fails if the framework stops doing what an
-override relies on. The multipart parser's guards are in tests/test_uploads.py and the HTTP
-protocol's in tests/test_errors.py (they need uploads and a live server)."""
+override relies on. The multipart parser's guards are in tests/web/test_uploads.py and the HTTP
+protocol's in tests/web/test_errors.py (they need uploads and a live server)."""
 
 from __future__ import annotations
 

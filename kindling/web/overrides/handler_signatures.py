@@ -7,7 +7,7 @@ Connexion is replaced: were it to stop asking, only the saving would go. The sav
 of a cached statistics read (README, "Framework overrides"), is measured by
 `python -m benchmarks.instructions --database-url … --redis-url …` with `settle_handlers` and
 `@settle` and without them. `tests/web/test_overrides.py` fails if Connexion stops passing
-arguments by the signature it inspects; `tests/test_signatures.py` checks that every settled
+arguments by the signature it inspects; `tests/web/test_signatures.py` checks that every settled
 signature is the one inspection finds.
 """
 

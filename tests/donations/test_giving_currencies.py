@@ -9,9 +9,9 @@ import datetime as dt
 import pytest
 
 from kindling.platform import money
+from tests.donations.test_giving_matches import giving_events, requests_of, settle
 from tests.factories import donations as payments
 from tests.helpers import rates as history
-from tests.test_giving_matches import giving_events, requests_of, settle
 
 # A Sunday: the ECB's last publication before it is Friday 30 October.
 SUNDAY = dt.datetime(2026, 11, 1, 12, tzinfo=dt.UTC)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-import pathlib
 
 import pytest
 import sqlalchemy
@@ -19,10 +18,11 @@ from kindling.platform.destinations import DestinationPolicy
 from kindling.webhooks import delivery as webhook_delivery
 from kindling.webhooks import outbox
 from kindling.webhooks.models import PortfolioMilestone, WebhookDelivery, WebhookEndpoint, WebhookEvent
+from tests.helpers.contract import ROOT
 from tests.live import free_port
 
 LOOPBACK = DestinationPolicy(allow_private=True)
-SPEC = yaml.safe_load((pathlib.Path(__file__).resolve().parent.parent / "openapi.yaml").read_text())
+SPEC = yaml.safe_load((ROOT / "openapi.yaml").read_text())
 
 
 def deliveries(db, endpoint) -> list[WebhookDelivery]:

@@ -1,6 +1,6 @@
 """schemathesis over the saved-theme operations with a real client organization, so their 200s are checked.
 
-The general contract run (tests/test_contract.py) has no client relationship to use, so there
+The general contract run (tests/web/test_contract.py) has no client relationship to use, so there
 these operations only ever answer 403 or 404.
 """
 

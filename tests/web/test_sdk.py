@@ -26,8 +26,8 @@ from sqlalchemy import create_engine, update
 from kindling.accounts.models import User
 from kindling.platform.database import upgrade
 from kindling.themes import generate_theme
+from tests.helpers.contract import ROOT
 
-ROOT = pathlib.Path(__file__).resolve().parent.parent
 PACKAGE = "kindling_client"
 PASSWORD = "correct horse battery"
 

@@ -4,15 +4,15 @@ from __future__ import annotations
 
 import dataclasses
 import importlib
-import pathlib
 
 import yaml
 from openapi_spec_validator import validate
 from openapi_spec_validator.readers import read_from_filename
 
 from kindling.web.app import create_app
+from tests.helpers.contract import ROOT
 
-SPEC = pathlib.Path(__file__).parent.parent / "openapi.yaml"
+SPEC = ROOT / "openapi.yaml"
 METHODS = {"get", "put", "post", "delete", "patch", "head", "options"}
 
 

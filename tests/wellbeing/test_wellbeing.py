@@ -142,7 +142,7 @@ def test_group_of_five_gets_aggregates_without_comments_or_identities(client, ma
     data = body["data"]
     assert data["period"] == "month"
     week = db.scalars(select(WellbeingWeek).where(WellbeingWeek.organization_id == admin.organization_id)).one()
-    # Served exactly as published, noise included (tests/test_wellbeing_privacy.py measures the noise).
+    # Served exactly as published, noise included (tests/wellbeing/test_privacy.py measures the noise).
     assert (data["respondents"], data["responses"]) == (week.respondents, week.responses)
     assert 5 <= data["respondents"] <= data["responses"] <= 3 * data["respondents"]
     assert data["averages"] == {
