@@ -167,7 +167,10 @@ def alembic_config(url: str):
 
     config = Config()
     config.set_main_option("script_location", str(MIGRATIONS))
-    config.set_main_option("file_template", "%%(year)d_%%(month).2d_%%(day).2d_%%(rev)s_%%(slug)s")
+    # A file's name starts with its revision's position in the chain, so that the folder lists the
+    # revisions in the order they run; a new revision is the last.
+    position = len(list((MIGRATIONS / "versions").glob("*.py"))) + 1
+    config.set_main_option("file_template", f"{position:03d}_%%(rev)s_%%(slug)s")
     config.set_main_option("sqlalchemy.url", url.replace("%", "%%"))
     return config
 
