@@ -30,6 +30,8 @@ with engine.connect() as connection:
         target_metadata=metadata,
         # SQLite can only alter tables by copying them.
         render_as_batch=not postgresql,
+        # A new revision names the models' own column types by their frozen copies.
+        user_module_prefix="kindling.migrations.frozen_types.",
     )
     try:
         with context.begin_transaction():

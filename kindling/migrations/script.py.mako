@@ -6,7 +6,7 @@ Revises: ${down_revision | comma,n}
 
 from alembic import op
 import sqlalchemy as sa
-import kindling.platform.base
+import kindling.migrations.frozen_types
 ${imports if imports else ""}
 
 revision = ${repr(up_revision)}

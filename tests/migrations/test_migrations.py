@@ -1,8 +1,9 @@
 """The migrations build exactly the schema the models describe, and carry existing data over, on the test backend;
-their files are named in the order they run."""
+their files are named in the order they run, and import no live code."""
 
 from __future__ import annotations
 
+import ast
 import datetime as dt
 import os
 import pathlib
@@ -55,13 +56,37 @@ def test_file_names_list_the_revisions_in_the_order_they_run():
     _assert_named_in_run_order(alembic_config("sqlite://"))
 
 
-def test_a_new_revision_is_named_last(tmp_path):
+def _live_imports(path: pathlib.Path) -> list[str]:
+    """The Kindling modules outside kindling.migrations that a migration file imports."""
+    modules = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            modules += [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            modules.append(node.module)
+    return [
+        module
+        for module in modules
+        if module.split(".")[0] == "kindling" and module.split(".")[:2] != ["kindling", "migrations"]
+    ]
+
+
+def test_migrations_import_no_live_kindling_code():
+    """A migration keeps doing what it did when it was written: the rules and types it applies are
+    frozen in kindling.migrations, never imported from code that may change."""
+    files = sorted((MIGRATIONS / "versions").glob("*.py"))
+    assert files
+    assert {path.name: _live_imports(path) for path in files if _live_imports(path)} == {}
+
+
+def test_a_new_revision_is_named_last_and_imports_no_live_code(tmp_path):
     shutil.copytree(MIGRATIONS, tmp_path / "migrations", ignore=shutil.ignore_patterns("__pycache__"))
     config = alembic_config("sqlite://")
     config.set_main_option("script_location", str(tmp_path / "migrations"))
     script = command.revision(config, "the next step", rev_id="next")
     assert script is not None and _files_in_run_order(config)[-1][1] == "next"
     _assert_named_in_run_order(config)
+    assert _live_imports(pathlib.Path(script.path)) == []
 
 
 def test_two_upgrades_at_once_apply_each_revision_once(settings, fresh_database_url):

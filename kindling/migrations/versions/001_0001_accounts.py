@@ -8,7 +8,7 @@ Position: 1 (file names give the run order; revision ids stay as stored, docs/de
 import sqlalchemy as sa
 from alembic import op
 
-import kindling.platform.base
+import kindling.migrations.frozen_types
 
 revision = "0001"
 down_revision = None
@@ -24,7 +24,7 @@ def upgrade() -> None:
         sa.Column("slug", sa.String(length=220), nullable=False),
         sa.Column("join_code", sa.String(length=32), nullable=False),
         sa.Column("currency", sa.String(length=3), nullable=False),
-        sa.Column("created_at", kindling.platform.base.UTCDateTime(timezone=True), nullable=False),
+        sa.Column("created_at", kindling.migrations.frozen_types.UTCDateTime(timezone=True), nullable=False),
         sa.PrimaryKeyConstraint("id", name=op.f("pk_organizations")),
         sa.UniqueConstraint("join_code", name=op.f("uq_organizations_join_code")),
         sa.UniqueConstraint("slug", name=op.f("uq_organizations_slug")),
@@ -41,7 +41,7 @@ def upgrade() -> None:
         sa.Column("firm_name", sa.String(length=200), nullable=True),
         sa.Column("external_id", sa.String(length=255), nullable=True),
         sa.Column("active", sa.Boolean(), nullable=False),
-        sa.Column("created_at", kindling.platform.base.UTCDateTime(timezone=True), nullable=False),
+        sa.Column("created_at", kindling.migrations.frozen_types.UTCDateTime(timezone=True), nullable=False),
         sa.ForeignKeyConstraint(
             ["organization_id"], ["organizations.id"], name=op.f("fk_users_organization_id_organizations")
         ),
@@ -57,9 +57,9 @@ def upgrade() -> None:
         sa.Column("id", sa.String(length=36), nullable=False),
         sa.Column("user_id", sa.String(length=36), nullable=False),
         sa.Column("token_hash", sa.String(length=64), nullable=False),
-        sa.Column("created_at", kindling.platform.base.UTCDateTime(timezone=True), nullable=False),
-        sa.Column("expires_at", kindling.platform.base.UTCDateTime(timezone=True), nullable=False),
-        sa.Column("revoked_at", kindling.platform.base.UTCDateTime(timezone=True), nullable=True),
+        sa.Column("created_at", kindling.migrations.frozen_types.UTCDateTime(timezone=True), nullable=False),
+        sa.Column("expires_at", kindling.migrations.frozen_types.UTCDateTime(timezone=True), nullable=False),
+        sa.Column("revoked_at", kindling.migrations.frozen_types.UTCDateTime(timezone=True), nullable=True),
         sa.ForeignKeyConstraint(["user_id"], ["users.id"], name=op.f("fk_sessions_user_id_users")),
         sa.PrimaryKeyConstraint("id", name=op.f("pk_sessions")),
         sa.UniqueConstraint("token_hash", name=op.f("uq_sessions_token_hash")),

@@ -8,7 +8,7 @@ Position: 2 (file names give the run order; revision ids stay as stored, docs/de
 import sqlalchemy as sa
 from alembic import op
 
-import kindling.platform.base
+import kindling.migrations.frozen_types
 
 revision = "0002"
 down_revision = "0001"
@@ -57,8 +57,8 @@ def upgrade() -> None:
         sa.Column("verification_level", sa.SmallInteger(), nullable=False),
         sa.Column("media", sa.JSON(), nullable=False),
         sa.Column("ripple_count", sa.SmallInteger(), nullable=False),
-        sa.Column("created_at", kindling.platform.base.UTCDateTime(timezone=True), nullable=False),
-        sa.Column("updated_at", kindling.platform.base.UTCDateTime(timezone=True), nullable=False),
+        sa.Column("created_at", kindling.migrations.frozen_types.UTCDateTime(timezone=True), nullable=False),
+        sa.Column("updated_at", kindling.migrations.frozen_types.UTCDateTime(timezone=True), nullable=False),
         sa.ForeignKeyConstraint(
             ["organization_id"], ["organizations.id"], name=op.f("fk_kindness_acts_organization_id_organizations")
         ),

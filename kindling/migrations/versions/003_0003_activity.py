@@ -8,7 +8,7 @@ Position: 3 (file names give the run order; revision ids stay as stored, docs/de
 import sqlalchemy as sa
 from alembic import op
 
-import kindling.platform.base
+import kindling.migrations.frozen_types
 
 revision = "0003"
 down_revision = "0002"
@@ -23,7 +23,7 @@ def upgrade() -> None:
         sa.Column("provider", sa.String(length=16), nullable=False),
         sa.Column("event_id", sa.String(length=255), nullable=False),
         sa.Column("event_type", sa.String(length=100), nullable=False),
-        sa.Column("received_at", kindling.platform.base.UTCDateTime(timezone=True), nullable=False),
+        sa.Column("received_at", kindling.migrations.frozen_types.UTCDateTime(timezone=True), nullable=False),
         sa.PrimaryKeyConstraint("id", name=op.f("pk_inbound_webhook_events")),
         sa.UniqueConstraint("provider", "event_id", name=op.f("uq_inbound_webhook_events_provider")),
     )
@@ -38,9 +38,9 @@ def upgrade() -> None:
         sa.Column("recipient_registration_number", sa.String(length=64), nullable=True),
         sa.Column("note", sa.String(length=1000), nullable=True),
         sa.Column("status", sa.String(length=16), nullable=False),
-        sa.Column("created_at", kindling.platform.base.UTCDateTime(timezone=True), nullable=False),
-        sa.Column("updated_at", kindling.platform.base.UTCDateTime(timezone=True), nullable=False),
-        sa.Column("succeeded_at", kindling.platform.base.UTCDateTime(timezone=True), nullable=True),
+        sa.Column("created_at", kindling.migrations.frozen_types.UTCDateTime(timezone=True), nullable=False),
+        sa.Column("updated_at", kindling.migrations.frozen_types.UTCDateTime(timezone=True), nullable=False),
+        sa.Column("succeeded_at", kindling.migrations.frozen_types.UTCDateTime(timezone=True), nullable=True),
         sa.ForeignKeyConstraint(
             ["organization_id"], ["organizations.id"], name=op.f("fk_donations_organization_id_organizations")
         ),
@@ -60,12 +60,12 @@ def upgrade() -> None:
         sa.Column("created_by", sa.String(length=36), nullable=False),
         sa.Column("title", sa.String(length=200), nullable=False),
         sa.Column("description", sa.String(length=2000), nullable=True),
-        sa.Column("starts_at", kindling.platform.base.UTCDateTime(timezone=True), nullable=False),
-        sa.Column("ends_at", kindling.platform.base.UTCDateTime(timezone=True), nullable=False),
+        sa.Column("starts_at", kindling.migrations.frozen_types.UTCDateTime(timezone=True), nullable=False),
+        sa.Column("ends_at", kindling.migrations.frozen_types.UTCDateTime(timezone=True), nullable=False),
         sa.Column("latitude", sa.Double(), nullable=False),
         sa.Column("longitude", sa.Double(), nullable=False),
         sa.Column("radius_meters", sa.Integer(), nullable=False),
-        sa.Column("created_at", kindling.platform.base.UTCDateTime(timezone=True), nullable=False),
+        sa.Column("created_at", kindling.migrations.frozen_types.UTCDateTime(timezone=True), nullable=False),
         sa.ForeignKeyConstraint(["created_by"], ["users.id"], name=op.f("fk_volunteer_opportunities_created_by_users")),
         sa.ForeignKeyConstraint(
             ["organization_id"],
@@ -91,7 +91,7 @@ def upgrade() -> None:
         sa.Column("anonymous", sa.Boolean(), nullable=False),
         sa.Column("sentiment_label", sa.String(length=8), nullable=False),
         sa.Column("sentiment_compound", sa.Double(), nullable=False),
-        sa.Column("created_at", kindling.platform.base.UTCDateTime(timezone=True), nullable=False),
+        sa.Column("created_at", kindling.migrations.frozen_types.UTCDateTime(timezone=True), nullable=False),
         sa.ForeignKeyConstraint(
             ["organization_id"], ["organizations.id"], name=op.f("fk_wellbeing_responses_organization_id_organizations")
         ),
@@ -110,7 +110,7 @@ def upgrade() -> None:
         sa.Column("opportunity_id", sa.String(length=36), nullable=False),
         sa.Column("organization_id", sa.String(length=36), nullable=False),
         sa.Column("user_id", sa.String(length=36), nullable=False),
-        sa.Column("checked_in_at", kindling.platform.base.UTCDateTime(timezone=True), nullable=False),
+        sa.Column("checked_in_at", kindling.migrations.frozen_types.UTCDateTime(timezone=True), nullable=False),
         sa.Column("latitude", sa.Double(), nullable=False),
         sa.Column("longitude", sa.Double(), nullable=False),
         sa.Column("accuracy_meters", sa.Double(), nullable=True),

@@ -8,7 +8,7 @@ Position: 4 (file names give the run order; revision ids stay as stored, docs/de
 import sqlalchemy as sa
 from alembic import op
 
-import kindling.platform.base
+import kindling.migrations.frozen_types
 
 revision = "0004"
 down_revision = "0003"
@@ -24,9 +24,9 @@ def upgrade() -> None:
         sa.Column("organization_id", sa.String(length=36), nullable=False),
         sa.Column("status", sa.String(length=16), nullable=False),
         sa.Column("message", sa.String(length=1000), nullable=True),
-        sa.Column("created_at", kindling.platform.base.UTCDateTime(timezone=True), nullable=False),
-        sa.Column("expires_at", kindling.platform.base.UTCDateTime(timezone=True), nullable=False),
-        sa.Column("responded_at", kindling.platform.base.UTCDateTime(timezone=True), nullable=True),
+        sa.Column("created_at", kindling.migrations.frozen_types.UTCDateTime(timezone=True), nullable=False),
+        sa.Column("expires_at", kindling.migrations.frozen_types.UTCDateTime(timezone=True), nullable=False),
+        sa.Column("responded_at", kindling.migrations.frozen_types.UTCDateTime(timezone=True), nullable=True),
         sa.ForeignKeyConstraint(["consultant_id"], ["users.id"], name=op.f("fk_invitations_consultant_id_users")),
         sa.ForeignKeyConstraint(
             ["organization_id"], ["organizations.id"], name=op.f("fk_invitations_organization_id_organizations")
@@ -53,8 +53,8 @@ def upgrade() -> None:
         sa.Column("organization_id", sa.String(length=36), nullable=False),
         sa.Column("invitation_id", sa.String(length=36), nullable=False),
         sa.Column("status", sa.String(length=16), nullable=False),
-        sa.Column("accepted_at", kindling.platform.base.UTCDateTime(timezone=True), nullable=False),
-        sa.Column("ended_at", kindling.platform.base.UTCDateTime(timezone=True), nullable=True),
+        sa.Column("accepted_at", kindling.migrations.frozen_types.UTCDateTime(timezone=True), nullable=False),
+        sa.Column("ended_at", kindling.migrations.frozen_types.UTCDateTime(timezone=True), nullable=True),
         sa.ForeignKeyConstraint(
             ["consultant_id"], ["users.id"], name=op.f("fk_client_relationships_consultant_id_users")
         ),

@@ -8,7 +8,7 @@ Position: 6 (file names give the run order; revision ids stay as stored, docs/de
 import sqlalchemy as sa
 from alembic import op
 
-import kindling.platform.base
+import kindling.migrations.frozen_types
 
 revision = "0006"
 down_revision = "0005"
@@ -22,7 +22,7 @@ def upgrade() -> None:
         sa.Column("organization_id", sa.String(length=36), nullable=False),
         sa.Column("metric", sa.String(length=32), nullable=False),
         sa.Column("threshold", sa.Integer(), nullable=False),
-        sa.Column("reached_at", kindling.platform.base.UTCDateTime(timezone=True), nullable=False),
+        sa.Column("reached_at", kindling.migrations.frozen_types.UTCDateTime(timezone=True), nullable=False),
         sa.ForeignKeyConstraint(
             ["organization_id"],
             ["organizations.id"],
@@ -39,12 +39,14 @@ def upgrade() -> None:
         sa.Column("events", sa.JSON(), nullable=False),
         sa.Column("secret", sa.String(length=64), nullable=False),
         sa.Column("previous_secret", sa.String(length=64), nullable=True),
-        sa.Column("previous_secret_expires_at", kindling.platform.base.UTCDateTime(timezone=True), nullable=True),
+        sa.Column(
+            "previous_secret_expires_at", kindling.migrations.frozen_types.UTCDateTime(timezone=True), nullable=True
+        ),
         sa.Column("enabled", sa.Boolean(), nullable=False),
-        sa.Column("disabled_at", kindling.platform.base.UTCDateTime(timezone=True), nullable=True),
-        sa.Column("failing_since", kindling.platform.base.UTCDateTime(timezone=True), nullable=True),
-        sa.Column("created_at", kindling.platform.base.UTCDateTime(timezone=True), nullable=False),
-        sa.Column("updated_at", kindling.platform.base.UTCDateTime(timezone=True), nullable=False),
+        sa.Column("disabled_at", kindling.migrations.frozen_types.UTCDateTime(timezone=True), nullable=True),
+        sa.Column("failing_since", kindling.migrations.frozen_types.UTCDateTime(timezone=True), nullable=True),
+        sa.Column("created_at", kindling.migrations.frozen_types.UTCDateTime(timezone=True), nullable=False),
+        sa.Column("updated_at", kindling.migrations.frozen_types.UTCDateTime(timezone=True), nullable=False),
         sa.ForeignKeyConstraint(["consultant_id"], ["users.id"], name=op.f("fk_webhook_endpoints_consultant_id_users")),
         sa.PrimaryKeyConstraint("id", name=op.f("pk_webhook_endpoints")),
     )
@@ -57,7 +59,7 @@ def upgrade() -> None:
         sa.Column("consultant_id", sa.String(length=36), nullable=False),
         sa.Column("type", sa.String(length=40), nullable=False),
         sa.Column("body", sa.Text(), nullable=False),
-        sa.Column("created_at", kindling.platform.base.UTCDateTime(timezone=True), nullable=False),
+        sa.Column("created_at", kindling.migrations.frozen_types.UTCDateTime(timezone=True), nullable=False),
         sa.ForeignKeyConstraint(["consultant_id"], ["users.id"], name=op.f("fk_webhook_events_consultant_id_users")),
         sa.PrimaryKeyConstraint("id", name=op.f("pk_webhook_events")),
     )
@@ -68,14 +70,14 @@ def upgrade() -> None:
         sa.Column("event_id", sa.String(length=40), nullable=False),
         sa.Column("status", sa.String(length=16), nullable=False),
         sa.Column("attempts", sa.Integer(), nullable=False),
-        sa.Column("next_attempt_at", kindling.platform.base.UTCDateTime(timezone=True), nullable=True),
-        sa.Column("locked_until", kindling.platform.base.UTCDateTime(timezone=True), nullable=True),
+        sa.Column("next_attempt_at", kindling.migrations.frozen_types.UTCDateTime(timezone=True), nullable=True),
+        sa.Column("locked_until", kindling.migrations.frozen_types.UTCDateTime(timezone=True), nullable=True),
         sa.Column("claim_token", sa.String(length=36), nullable=True),
-        sa.Column("last_attempt_at", kindling.platform.base.UTCDateTime(timezone=True), nullable=True),
+        sa.Column("last_attempt_at", kindling.migrations.frozen_types.UTCDateTime(timezone=True), nullable=True),
         sa.Column("last_response_code", sa.Integer(), nullable=True),
         sa.Column("last_error", sa.String(length=200), nullable=True),
-        sa.Column("delivered_at", kindling.platform.base.UTCDateTime(timezone=True), nullable=True),
-        sa.Column("created_at", kindling.platform.base.UTCDateTime(timezone=True), nullable=False),
+        sa.Column("delivered_at", kindling.migrations.frozen_types.UTCDateTime(timezone=True), nullable=True),
+        sa.Column("created_at", kindling.migrations.frozen_types.UTCDateTime(timezone=True), nullable=False),
         sa.ForeignKeyConstraint(
             ["endpoint_id"],
             ["webhook_endpoints.id"],

@@ -16,7 +16,7 @@ import datetime as dt
 import sqlalchemy as sa
 from alembic import op
 
-import kindling.platform.base
+import kindling.migrations.frozen_types
 
 revision = "0008"
 down_revision = "0007"
@@ -33,7 +33,7 @@ def upgrade() -> None:
         sa.Column("organization_id", sa.String(length=36), nullable=False),
         sa.Column("week_start", sa.Date(), nullable=False),
         sa.Column("revision", sa.Integer(), nullable=False),
-        sa.Column("published_at", kindling.platform.base.UTCDateTime(timezone=True), nullable=True),
+        sa.Column("published_at", kindling.migrations.frozen_types.UTCDateTime(timezone=True), nullable=True),
         sa.Column("respondents", sa.Integer(), nullable=False),
         sa.Column("responses", sa.Integer(), nullable=False),
         sa.Column("mood_total", sa.Integer(), nullable=False),
@@ -81,7 +81,7 @@ responses = sa.table(
     sa.column("energy", sa.Integer),
     sa.column("comment", sa.String),
     sa.column("sentiment_label", sa.String),
-    sa.column("created_at", kindling.platform.base.UTCDateTime(timezone=True)),
+    sa.column("created_at", kindling.migrations.frozen_types.UTCDateTime(timezone=True)),
     sa.column("week_start", sa.Date),
     sa.column("published_in", sa.Integer),
 )
@@ -102,7 +102,7 @@ weeks = sa.table(
     ),
     sa.column("organization_id", sa.String),
     sa.column("week_start", sa.Date),
-    sa.column("published_at", kindling.platform.base.UTCDateTime(timezone=True)),
+    sa.column("published_at", kindling.migrations.frozen_types.UTCDateTime(timezone=True)),
 )
 
 

@@ -9,7 +9,7 @@ import pyotp
 import sqlalchemy as sa
 from alembic import op
 
-import kindling.platform.base
+import kindling.migrations.frozen_types
 
 revision = "0009"
 down_revision = "0008"
@@ -38,7 +38,9 @@ def upgrade() -> None:
         batch_op.add_column(sa.Column("location_verified", sa.Boolean(), nullable=True))
         batch_op.add_column(sa.Column("code_verified", sa.Boolean(), nullable=True))
         batch_op.add_column(sa.Column("approved_by", sa.String(length=36), nullable=True))
-        batch_op.add_column(sa.Column("approved_at", kindling.platform.base.UTCDateTime(timezone=True), nullable=True))
+        batch_op.add_column(
+            sa.Column("approved_at", kindling.migrations.frozen_types.UTCDateTime(timezone=True), nullable=True)
+        )
         batch_op.add_column(sa.Column("approval_note", sa.String(length=500), nullable=True))
         batch_op.create_foreign_key("fk_volunteer_check_ins_approved_by_users", "users", ["approved_by"], ["id"])
         batch_op.create_index(

@@ -13,7 +13,7 @@ the number of acts (ripple counts do not depend on levels and stay as they are).
 import sqlalchemy as sa
 from alembic import op
 
-import kindling.platform.base
+import kindling.migrations.frozen_types
 
 revision = "0010"
 down_revision = "0009"
@@ -32,9 +32,9 @@ def upgrade() -> None:
         sa.Column("attester_name", sa.String(length=200), nullable=False),
         sa.Column("attester_organization", sa.String(length=200), nullable=True),
         sa.Column("attester_email", sa.String(length=254), nullable=True),
-        sa.Column("created_at", kindling.platform.base.UTCDateTime(timezone=True), nullable=False),
-        sa.Column("expires_at", kindling.platform.base.UTCDateTime(timezone=True), nullable=False),
-        sa.Column("answered_at", kindling.platform.base.UTCDateTime(timezone=True), nullable=True),
+        sa.Column("created_at", kindling.migrations.frozen_types.UTCDateTime(timezone=True), nullable=False),
+        sa.Column("expires_at", kindling.migrations.frozen_types.UTCDateTime(timezone=True), nullable=False),
+        sa.Column("answered_at", kindling.migrations.frozen_types.UTCDateTime(timezone=True), nullable=True),
         sa.Column("answer_name", sa.String(length=200), nullable=True),
         sa.Column("answer_organization", sa.String(length=200), nullable=True),
         sa.Column("answer_statement", sa.String(length=2000), nullable=True),
@@ -56,7 +56,7 @@ def upgrade() -> None:
         sa.Column("attestation_id", sa.String(length=36), nullable=True),
         sa.Column("note", sa.String(length=1000), nullable=True),
         sa.Column("reference", sa.String(length=200), nullable=True),
-        sa.Column("decided_at", kindling.platform.base.UTCDateTime(timezone=True), nullable=False),
+        sa.Column("decided_at", kindling.migrations.frozen_types.UTCDateTime(timezone=True), nullable=False),
         sa.ForeignKeyConstraint(
             ["act_id"], ["kindness_acts.id"], name=op.f("fk_verification_decisions_act_id_kindness_acts")
         ),

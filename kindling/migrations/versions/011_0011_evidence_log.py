@@ -13,7 +13,7 @@ import datetime as dt
 import sqlalchemy as sa
 from alembic import op
 
-import kindling.platform.base
+import kindling.migrations.frozen_types
 from kindling.migrations.frozen_hashing import GENESIS_HASH, event_hash, timestamp
 
 revision = "0011"
@@ -21,7 +21,7 @@ down_revision = "0010"
 branch_labels = None
 depends_on = None
 
-UTC = kindling.platform.base.UTCDateTime(timezone=True)
+UTC = kindling.migrations.frozen_types.UTCDateTime(timezone=True)
 BATCH = 1000
 
 APPEND_ONLY = """

@@ -8,7 +8,7 @@ Position: 12 (file names give the run order; revision ids stay as stored, docs/d
 import sqlalchemy as sa
 from alembic import op
 
-import kindling.platform.base
+import kindling.migrations.frozen_types
 
 revision = "0018"
 down_revision = "0011"
@@ -38,8 +38,8 @@ def upgrade() -> None:
         sa.Column("minimum_hours", sa.Double(), nullable=True),
         sa.Column("version", sa.Integer(), nullable=False),
         sa.Column("created_by", sa.String(length=36), nullable=False),
-        sa.Column("created_at", kindling.platform.base.UTCDateTime(timezone=True), nullable=False),
-        sa.Column("updated_at", kindling.platform.base.UTCDateTime(timezone=True), nullable=False),
+        sa.Column("created_at", kindling.migrations.frozen_types.UTCDateTime(timezone=True), nullable=False),
+        sa.Column("updated_at", kindling.migrations.frozen_types.UTCDateTime(timezone=True), nullable=False),
         sa.ForeignKeyConstraint(["created_by"], ["users.id"], name=op.f("fk_giving_programs_created_by_users")),
         sa.ForeignKeyConstraint(
             ["organization_id"], ["organizations.id"], name=op.f("fk_giving_programs_organization_id_organizations")
@@ -107,15 +107,15 @@ def upgrade() -> None:
         sa.Column("recipient_name", sa.String(length=200), nullable=False),
         sa.Column("recipient_registration_number", sa.String(length=64), nullable=True),
         sa.Column("decided_by", sa.String(length=36), nullable=True),
-        sa.Column("decided_at", kindling.platform.base.UTCDateTime(timezone=True), nullable=True),
+        sa.Column("decided_at", kindling.migrations.frozen_types.UTCDateTime(timezone=True), nullable=True),
         sa.Column("decision_reason", sa.String(length=200), nullable=True),
         sa.Column("decision_note", sa.String(length=2000), nullable=True),
         sa.Column("payout_reference", sa.String(length=200), nullable=True),
         sa.Column("paid_by", sa.String(length=36), nullable=True),
-        sa.Column("paid_at", kindling.platform.base.UTCDateTime(timezone=True), nullable=True),
-        sa.Column("reversed_at", kindling.platform.base.UTCDateTime(timezone=True), nullable=True),
-        sa.Column("created_at", kindling.platform.base.UTCDateTime(timezone=True), nullable=False),
-        sa.Column("updated_at", kindling.platform.base.UTCDateTime(timezone=True), nullable=False),
+        sa.Column("paid_at", kindling.migrations.frozen_types.UTCDateTime(timezone=True), nullable=True),
+        sa.Column("reversed_at", kindling.migrations.frozen_types.UTCDateTime(timezone=True), nullable=True),
+        sa.Column("created_at", kindling.migrations.frozen_types.UTCDateTime(timezone=True), nullable=False),
+        sa.Column("updated_at", kindling.migrations.frozen_types.UTCDateTime(timezone=True), nullable=False),
         sa.ForeignKeyConstraint(["decided_by"], ["users.id"], name=op.f("fk_giving_requests_decided_by_users")),
         sa.ForeignKeyConstraint(
             ["donation_id"], ["donations.id"], name=op.f("fk_giving_requests_donation_id_donations")

@@ -14,7 +14,7 @@ from decimal import ROUND_HALF_UP, Decimal
 import sqlalchemy as sa
 from alembic import op
 
-import kindling.platform.base
+import kindling.migrations.frozen_types
 
 revision = "0017"
 down_revision = "0018"
@@ -39,7 +39,9 @@ weeks = sa.table(
 
 def upgrade() -> None:
     with op.batch_alter_table("users", schema=None) as batch_op:
-        batch_op.add_column(sa.Column("erased_at", kindling.platform.base.UTCDateTime(timezone=True), nullable=True))
+        batch_op.add_column(
+            sa.Column("erased_at", kindling.migrations.frozen_types.UTCDateTime(timezone=True), nullable=True)
+        )
     with op.batch_alter_table("wellbeing_weeks", schema=None) as batch_op:
         batch_op.add_column(sa.Column("mood_average", sa.Double(), nullable=True))
         batch_op.add_column(sa.Column("stress_average", sa.Double(), nullable=True))

@@ -10,14 +10,14 @@ Every existing member's hand-set role is the role they have: nobody belongs to a
 import sqlalchemy as sa
 from alembic import op
 
-import kindling.platform.base
+import kindling.migrations.frozen_types
 
 revision = "0015"
 down_revision = "0017"
 branch_labels = None
 depends_on = None
 
-UTC = kindling.platform.base.UTCDateTime(timezone=True)
+UTC = kindling.migrations.frozen_types.UTCDateTime(timezone=True)
 
 
 def upgrade() -> None:

@@ -11,7 +11,7 @@ sign-ins begun at the provider, and each person's link to their provider account
 import sqlalchemy as sa
 from alembic import op
 
-import kindling.platform.base
+import kindling.migrations.frozen_types
 
 revision = "0016"
 down_revision = "0015"
@@ -33,8 +33,8 @@ def upgrade() -> None:
         sa.Column("token_endpoint_auth_method", sa.String(length=32), nullable=False),
         sa.Column("jit_provisioning", sa.Boolean(), nullable=False),
         sa.Column("enforced", sa.Boolean(), nullable=False),
-        sa.Column("created_at", kindling.platform.base.UTCDateTime(timezone=True), nullable=False),
-        sa.Column("updated_at", kindling.platform.base.UTCDateTime(timezone=True), nullable=False),
+        sa.Column("created_at", kindling.migrations.frozen_types.UTCDateTime(timezone=True), nullable=False),
+        sa.Column("updated_at", kindling.migrations.frozen_types.UTCDateTime(timezone=True), nullable=False),
         sa.ForeignKeyConstraint(
             ["organization_id"], ["organizations.id"], name=op.f("fk_sso_connections_organization_id_organizations")
         ),
@@ -59,7 +59,7 @@ def upgrade() -> None:
         sa.Column("nonce", sa.String(length=64), nullable=False),
         sa.Column("code_verifier", sa.String(length=128), nullable=False),
         sa.Column("return_to", sa.String(length=2048), nullable=False),
-        sa.Column("expires_at", kindling.platform.base.UTCDateTime(timezone=True), nullable=False),
+        sa.Column("expires_at", kindling.migrations.frozen_types.UTCDateTime(timezone=True), nullable=False),
         sa.ForeignKeyConstraint(
             ["organization_id"], ["organizations.id"], name=op.f("fk_sso_states_organization_id_organizations")
         ),
@@ -75,10 +75,10 @@ def upgrade() -> None:
         sa.Column("user_id", sa.String(length=36), nullable=False),
         sa.Column("name", sa.String(length=100), nullable=False),
         sa.Column("token_hash", sa.String(length=64), nullable=False),
-        sa.Column("created_at", kindling.platform.base.UTCDateTime(timezone=True), nullable=False),
-        sa.Column("expires_at", kindling.platform.base.UTCDateTime(timezone=True), nullable=False),
-        sa.Column("last_used_at", kindling.platform.base.UTCDateTime(timezone=True), nullable=True),
-        sa.Column("revoked_at", kindling.platform.base.UTCDateTime(timezone=True), nullable=True),
+        sa.Column("created_at", kindling.migrations.frozen_types.UTCDateTime(timezone=True), nullable=False),
+        sa.Column("expires_at", kindling.migrations.frozen_types.UTCDateTime(timezone=True), nullable=False),
+        sa.Column("last_used_at", kindling.migrations.frozen_types.UTCDateTime(timezone=True), nullable=True),
+        sa.Column("revoked_at", kindling.migrations.frozen_types.UTCDateTime(timezone=True), nullable=True),
         sa.ForeignKeyConstraint(["user_id"], ["users.id"], name=op.f("fk_api_tokens_user_id_users")),
         sa.PrimaryKeyConstraint("id", name=op.f("pk_api_tokens")),
         sa.UniqueConstraint("token_hash", name=op.f("uq_api_tokens_token_hash")),

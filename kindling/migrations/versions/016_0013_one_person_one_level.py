@@ -25,7 +25,7 @@ import uuid
 import sqlalchemy as sa
 from alembic import op
 
-import kindling.platform.base
+import kindling.migrations.frozen_types
 
 revision = "0013"
 down_revision = "0016"
@@ -45,7 +45,7 @@ ACTS = sa.table(
     sa.column("recipient_id", sa.String()),
     sa.column("category", sa.String()),
     sa.column("ripple_count", sa.SmallInteger()),
-    sa.column("created_at", kindling.platform.base.UTCDateTime(timezone=True)),
+    sa.column("created_at", kindling.migrations.frozen_types.UTCDateTime(timezone=True)),
 )
 
 
@@ -54,8 +54,12 @@ def upgrade() -> None:
         batch_op.add_column(sa.Column("join_code_enabled", sa.Boolean(), server_default="1", nullable=False))
     with op.batch_alter_table("attestations", schema=None) as batch_op:
         batch_op.add_column(sa.Column("attester_domain", sa.String(length=253), nullable=True))
-        batch_op.add_column(sa.Column("delivered_at", kindling.platform.base.UTCDateTime(timezone=True), nullable=True))
-        batch_op.add_column(sa.Column("cancelled_at", kindling.platform.base.UTCDateTime(timezone=True), nullable=True))
+        batch_op.add_column(
+            sa.Column("delivered_at", kindling.migrations.frozen_types.UTCDateTime(timezone=True), nullable=True)
+        )
+        batch_op.add_column(
+            sa.Column("cancelled_at", kindling.migrations.frozen_types.UTCDateTime(timezone=True), nullable=True)
+        )
     connection = op.get_bind()
     now = dt.datetime.now(dt.UTC)
     connection.execute(sa.text("UPDATE attestations SET cancelled_at = :now WHERE answered_at IS NULL"), {"now": now})

@@ -19,7 +19,7 @@ import hashlib
 import sqlalchemy as sa
 from alembic import op
 
-import kindling.platform.base
+import kindling.migrations.frozen_types
 from kindling.migrations.frozen_hashing import GENESIS_HASH, canonical, event_hash, timestamp
 
 revision = "0014"
@@ -27,7 +27,7 @@ down_revision = "0013"
 branch_labels = None
 depends_on = None
 
-UTC = kindling.platform.base.UTCDateTime(timezone=True)
+UTC = kindling.migrations.frozen_types.UTCDateTime(timezone=True)
 BATCH = 1000
 
 ADVANCE_ONLY = """

@@ -11,7 +11,7 @@ the same.
 import sqlalchemy as sa
 from alembic import op
 
-import kindling.platform.base
+import kindling.migrations.frozen_types
 
 revision = "0021"
 down_revision = "0020"
@@ -29,7 +29,7 @@ def upgrade() -> None:
         sa.Column("status", sa.Integer(), nullable=True),
         sa.Column("headers", sa.JSON(), nullable=True),
         sa.Column("body", sa.LargeBinary(), nullable=True),
-        sa.Column("created_at", kindling.platform.base.UTCDateTime(timezone=True), nullable=False),
+        sa.Column("created_at", kindling.migrations.frozen_types.UTCDateTime(timezone=True), nullable=False),
         sa.PrimaryKeyConstraint("user_id", "key", name=op.f("pk_idempotent_responses")),
     )
     with op.batch_alter_table("idempotent_responses", schema=None) as batch_op:

@@ -12,12 +12,13 @@ Sessions record whether they were begun through the identity provider; every exi
 counts as a password session, since nothing tells them apart.
 """
 
+import datetime as dt
 import secrets
 
 import sqlalchemy as sa
 from alembic import op
 
-import kindling.platform.base
+import kindling.migrations.frozen_types
 
 revision = "0022"
 down_revision = "0021"
@@ -36,16 +37,20 @@ def upgrade() -> None:
 
     with op.batch_alter_table("sso_domains", schema=None) as batch_op:
         batch_op.add_column(sa.Column("verification_token", sa.String(length=64), nullable=True))
-        batch_op.add_column(sa.Column("created_at", kindling.platform.base.UTCDateTime(timezone=True), nullable=True))
-        batch_op.add_column(sa.Column("verified_at", kindling.platform.base.UTCDateTime(timezone=True), nullable=True))
+        batch_op.add_column(
+            sa.Column("created_at", kindling.migrations.frozen_types.UTCDateTime(timezone=True), nullable=True)
+        )
+        batch_op.add_column(
+            sa.Column("verified_at", kindling.migrations.frozen_types.UTCDateTime(timezone=True), nullable=True)
+        )
     domains = sa.table(
         "sso_domains",
         sa.column("domain", sa.String()),
         sa.column("verification_token", sa.String()),
-        sa.column("created_at", kindling.platform.base.UTCDateTime(timezone=True)),
+        sa.column("created_at", kindling.migrations.frozen_types.UTCDateTime(timezone=True)),
     )
     connection = op.get_bind()
-    now = kindling.platform.base.utcnow()
+    now = dt.datetime.now(dt.UTC)
     for (domain,) in connection.execute(sa.select(domains.c.domain)).all():
         connection.execute(
             domains.update().where(domains.c.domain == domain).values(verification_token=_token(), created_at=now)
@@ -53,7 +58,7 @@ def upgrade() -> None:
     with op.batch_alter_table("sso_domains", schema=None) as batch_op:
         batch_op.alter_column("verification_token", existing_type=sa.String(length=64), nullable=False)
         batch_op.alter_column(
-            "created_at", existing_type=kindling.platform.base.UTCDateTime(timezone=True), nullable=False
+            "created_at", existing_type=kindling.migrations.frozen_types.UTCDateTime(timezone=True), nullable=False
         )
         batch_op.drop_constraint("pk_sso_domains", type_="primary")
         batch_op.create_primary_key("pk_sso_domains", ["domain", "organization_id"])
@@ -72,8 +77,8 @@ def downgrade() -> None:
         "sso_domains",
         sa.column("domain", sa.String()),
         sa.column("organization_id", sa.String()),
-        sa.column("created_at", kindling.platform.base.UTCDateTime(timezone=True)),
-        sa.column("verified_at", kindling.platform.base.UTCDateTime(timezone=True)),
+        sa.column("created_at", kindling.migrations.frozen_types.UTCDateTime(timezone=True)),
+        sa.column("verified_at", kindling.migrations.frozen_types.UTCDateTime(timezone=True)),
     )
     connection = op.get_bind()
     kept: set[str] = set()

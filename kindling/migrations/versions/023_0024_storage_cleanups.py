@@ -12,7 +12,7 @@ before this revision, the tables erasure writes (as of this revision) are rewrit
 import sqlalchemy as sa
 from alembic import op
 
-import kindling.platform.base
+import kindling.migrations.frozen_types
 
 revision = "0024"
 down_revision = "0023"
@@ -42,7 +42,7 @@ def upgrade() -> None:
         sa.Column("id", sa.String(length=36), nullable=False),
         sa.Column("table_name", sa.String(length=63), nullable=False),
         sa.Column("transaction_id", sa.BigInteger(), nullable=False),
-        sa.Column("requested_at", kindling.platform.base.UTCDateTime(timezone=True), nullable=False),
+        sa.Column("requested_at", kindling.migrations.frozen_types.UTCDateTime(timezone=True), nullable=False),
         sa.PrimaryKeyConstraint("id", name=op.f("pk_storage_cleanups")),
     )
     if op.get_bind().dialect.name == "postgresql":

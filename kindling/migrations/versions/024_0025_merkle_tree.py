@@ -17,14 +17,14 @@ import hashlib
 import sqlalchemy as sa
 from alembic import op
 
-import kindling.platform.base
+import kindling.migrations.frozen_types
 
 revision = "0025"
 down_revision = "0024"
 branch_labels = None
 depends_on = None
 
-UTC = kindling.platform.base.UTCDateTime(timezone=True)
+UTC = kindling.migrations.frozen_types.UTCDateTime(timezone=True)
 BATCH = 5000
 
 APPEND_ONLY = """

@@ -12,7 +12,7 @@ jobs. Acts gain `source`; every existing act was recorded through the API.
 import sqlalchemy as sa
 from alembic import op
 
-import kindling.platform.base
+import kindling.migrations.frozen_types
 
 revision = "0026"
 down_revision = "0025"
@@ -29,11 +29,11 @@ def upgrade() -> None:
         sa.Column("payload", sa.JSON(), nullable=False),
         sa.Column("status", sa.String(length=16), nullable=False),
         sa.Column("attempts", sa.Integer(), nullable=False),
-        sa.Column("next_attempt_at", kindling.platform.base.UTCDateTime(timezone=True), nullable=False),
-        sa.Column("locked_until", kindling.platform.base.UTCDateTime(timezone=True), nullable=True),
+        sa.Column("next_attempt_at", kindling.migrations.frozen_types.UTCDateTime(timezone=True), nullable=False),
+        sa.Column("locked_until", kindling.migrations.frozen_types.UTCDateTime(timezone=True), nullable=True),
         sa.Column("claim_token", sa.String(length=36), nullable=True),
         sa.Column("last_error", sa.String(length=200), nullable=True),
-        sa.Column("created_at", kindling.platform.base.UTCDateTime(timezone=True), nullable=False),
+        sa.Column("created_at", kindling.migrations.frozen_types.UTCDateTime(timezone=True), nullable=False),
         sa.PrimaryKeyConstraint("id", name=op.f("pk_slack_jobs")),
     )
     with op.batch_alter_table("slack_jobs", schema=None) as batch_op:
@@ -42,7 +42,7 @@ def upgrade() -> None:
     op.create_table(
         "slack_requests_seen",
         sa.Column("signature_hash", sa.String(length=64), nullable=False),
-        sa.Column("expires_at", kindling.platform.base.UTCDateTime(timezone=True), nullable=False),
+        sa.Column("expires_at", kindling.migrations.frozen_types.UTCDateTime(timezone=True), nullable=False),
         sa.PrimaryKeyConstraint("signature_hash", name=op.f("pk_slack_requests_seen")),
     )
     with op.batch_alter_table("slack_requests_seen", schema=None) as batch_op:
@@ -53,7 +53,7 @@ def upgrade() -> None:
         sa.Column("state_hash", sa.String(length=64), nullable=False),
         sa.Column("organization_id", sa.String(length=36), nullable=False),
         sa.Column("user_id", sa.String(length=36), nullable=False),
-        sa.Column("expires_at", kindling.platform.base.UTCDateTime(timezone=True), nullable=False),
+        sa.Column("expires_at", kindling.migrations.frozen_types.UTCDateTime(timezone=True), nullable=False),
         sa.ForeignKeyConstraint(
             ["organization_id"],
             ["organizations.id"],
@@ -77,8 +77,8 @@ def upgrade() -> None:
         sa.Column("scopes", sa.String(length=500), nullable=False),
         sa.Column("bot_token_encrypted", sa.Text(), nullable=False),
         sa.Column("installed_by", sa.String(length=36), nullable=False),
-        sa.Column("installed_at", kindling.platform.base.UTCDateTime(timezone=True), nullable=False),
-        sa.Column("updated_at", kindling.platform.base.UTCDateTime(timezone=True), nullable=False),
+        sa.Column("installed_at", kindling.migrations.frozen_types.UTCDateTime(timezone=True), nullable=False),
+        sa.Column("updated_at", kindling.migrations.frozen_types.UTCDateTime(timezone=True), nullable=False),
         sa.ForeignKeyConstraint(["installed_by"], ["users.id"], name=op.f("fk_slack_installations_installed_by_users")),
         sa.ForeignKeyConstraint(
             ["organization_id"], ["organizations.id"], name=op.f("fk_slack_installations_organization_id_organizations")
@@ -93,7 +93,7 @@ def upgrade() -> None:
         sa.Column("team_id", sa.String(length=32), nullable=False),
         sa.Column("sender_slack_id", sa.String(length=32), nullable=False),
         sa.Column("recipient_slack_id", sa.String(length=32), nullable=False),
-        sa.Column("created_at", kindling.platform.base.UTCDateTime(timezone=True), nullable=False),
+        sa.Column("created_at", kindling.migrations.frozen_types.UTCDateTime(timezone=True), nullable=False),
         sa.ForeignKeyConstraint(["act_id"], ["kindness_acts.id"], name=op.f("fk_slack_acts_act_id_kindness_acts")),
         sa.PrimaryKeyConstraint("act_id", name=op.f("pk_slack_acts")),
     )

@@ -13,7 +13,7 @@ kept until they expire so that none is accepted twice.
 import sqlalchemy as sa
 from alembic import op
 
-import kindling.platform.base
+import kindling.migrations.frozen_types
 
 revision = "0030"
 down_revision = "0029"
@@ -27,7 +27,9 @@ def upgrade() -> None:
         batch_op.add_column(sa.Column("saml_metadata_xml", sa.Text(), nullable=True))
         batch_op.add_column(sa.Column("saml_metadata_url", sa.String(length=2048), nullable=True))
         batch_op.add_column(
-            sa.Column("saml_metadata_fetched_at", kindling.platform.base.UTCDateTime(timezone=True), nullable=True)
+            sa.Column(
+                "saml_metadata_fetched_at", kindling.migrations.frozen_types.UTCDateTime(timezone=True), nullable=True
+            )
         )
         batch_op.add_column(sa.Column("saml_email_attribute", sa.String(length=255), nullable=True))
         batch_op.add_column(sa.Column("saml_sp_key_encrypted", sa.Text(), nullable=True))
@@ -36,7 +38,7 @@ def upgrade() -> None:
         "saml_assertions_seen",
         sa.Column("assertion_hash", sa.String(length=64), nullable=False),
         sa.Column("organization_id", sa.String(length=36), nullable=False),
-        sa.Column("expires_at", kindling.platform.base.UTCDateTime(timezone=True), nullable=False),
+        sa.Column("expires_at", kindling.migrations.frozen_types.UTCDateTime(timezone=True), nullable=False),
         sa.ForeignKeyConstraint(
             ["organization_id"],
             ["organizations.id"],

@@ -13,7 +13,7 @@ so every figure, and every report issued before, stays as it was.
 import sqlalchemy as sa
 from alembic import op
 
-import kindling.platform.base
+import kindling.migrations.frozen_types
 
 revision = "0031"
 down_revision = "0030"
@@ -50,7 +50,7 @@ def upgrade() -> None:
         "rate_imports",
         sa.Column("digest", sa.String(length=64), nullable=False),
         sa.Column("source", sa.String(length=255), nullable=False),
-        sa.Column("imported_at", kindling.platform.base.UTCDateTime(timezone=True), nullable=False),
+        sa.Column("imported_at", kindling.migrations.frozen_types.UTCDateTime(timezone=True), nullable=False),
         sa.PrimaryKeyConstraint("digest", name=op.f("pk_rate_imports")),
     )
 

@@ -12,7 +12,7 @@ nothing stored changes.
 import sqlalchemy as sa
 from alembic import op
 
-import kindling.platform.base
+import kindling.migrations.frozen_types
 
 revision = "0032"
 down_revision = "0031"
@@ -40,11 +40,11 @@ def upgrade() -> None:
         sa.Column("name", sa.String(length=100), nullable=False),
         sa.Column("url", sa.String(length=2048), nullable=False),
         sa.Column("verifier_key", sa.String(length=400), nullable=False),
-        sa.Column("created_at", kindling.platform.base.UTCDateTime(timezone=True), nullable=False),
+        sa.Column("created_at", kindling.migrations.frozen_types.UTCDateTime(timezone=True), nullable=False),
         sa.Column("size", sa.BigInteger(), nullable=False),
-        sa.Column("last_attempt_at", kindling.platform.base.UTCDateTime(timezone=True), nullable=True),
+        sa.Column("last_attempt_at", kindling.migrations.frozen_types.UTCDateTime(timezone=True), nullable=True),
         sa.Column("last_error", sa.String(length=300), nullable=True),
-        sa.Column("fork_detected_at", kindling.platform.base.UTCDateTime(timezone=True), nullable=True),
+        sa.Column("fork_detected_at", kindling.migrations.frozen_types.UTCDateTime(timezone=True), nullable=True),
         sa.ForeignKeyConstraint(
             ["organization_id"], ["organizations.id"], name=op.f("fk_evidence_witnesses_organization_id_organizations")
         ),
@@ -60,7 +60,7 @@ def upgrade() -> None:
         sa.Column("name", sa.String(length=256), nullable=False),
         sa.Column("line", sa.String(length=512), nullable=False),
         sa.Column("timestamp", sa.BigInteger(), nullable=False),
-        sa.Column("received_at", kindling.platform.base.UTCDateTime(timezone=True), nullable=False),
+        sa.Column("received_at", kindling.migrations.frozen_types.UTCDateTime(timezone=True), nullable=False),
         sa.ForeignKeyConstraint(
             ["checkpoint_id"],
             ["evidence_checkpoints.id"],
