@@ -89,6 +89,41 @@ def test_a_new_revision_is_named_last_and_imports_no_live_code(tmp_path):
     assert _live_imports(pathlib.Path(script.path)) == []
 
 
+# A revision that records the settings and the advisory locks of the connection it runs on.
+PROBE_REVISION = """\
+from alembic import op
+
+revision = "probe"
+down_revision = None
+
+
+def upgrade() -> None:
+    op.execute(
+        "CREATE TABLE probe AS SELECT current_setting('lock_timeout') AS lock_timeout,"
+        " current_setting('statement_timeout') AS statement_timeout,"
+        " (SELECT array_agg((classid::bigint << 32) | objid::bigint) FROM pg_locks"
+        " WHERE locktype = 'advisory' AND pid = pg_backend_pid()) AS advisory_locks"
+    )
+"""
+
+
+def test_each_migration_runs_under_the_lock_and_timeouts(settings, fresh_database_url, tmp_path):
+    """On PostgreSQL env.py takes the migration lock, and bounds lock waits and statements,
+    before the first revision runs."""
+    if settings.embedded:
+        pytest.skip("the lock and the timeouts are PostgreSQL's")
+    (tmp_path / "probe.py").write_text(PROBE_REVISION)
+    config = alembic_config(fresh_database_url)
+    config.set_main_option("path_separator", "os")
+    config.set_main_option("version_locations", str(tmp_path))
+    command.upgrade(config, "probe")
+    engine = create_engine(fresh_database_url)
+    with engine.connect() as connection:
+        probe = connection.execute(text("SELECT lock_timeout, statement_timeout, advisory_locks FROM probe")).one()
+    engine.dispose()
+    assert tuple(probe) == ("4s", "30min", [0x6B696E646C696E67])
+
+
 def test_two_upgrades_at_once_apply_each_revision_once(settings, fresh_database_url):
     if settings.embedded:
         pytest.skip("the migration lock is PostgreSQL's advisory lock")
