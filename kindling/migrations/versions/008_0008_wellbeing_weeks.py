@@ -106,7 +106,7 @@ weeks = sa.table(
 )
 
 
-def _replay(connection) -> None:
+def _replay(connection: sa.Connection) -> None:
     answers = connection.execute(sa.select(responses).order_by(responses.c.created_at, responses.c.id)).mappings().all()
     replayed: dict[tuple[str, dt.date], dict] = {}
     for answer in answers:
@@ -132,11 +132,11 @@ def _replay(connection) -> None:
         )
 
 
-def _set(connection, response_ids: list[str], **values) -> None:
+def _set(connection: sa.Connection, response_ids: list[str], **values: object) -> None:
     connection.execute(sa.update(responses).where(responses.c.id.in_(response_ids)).values(**values))
 
 
-def _figures(answers: list, *, published_at) -> dict:
+def _figures(answers: list, *, published_at: dt.datetime | None) -> dict:
     energies = [answer["energy"] for answer in answers if answer["energy"] is not None]
     commented = [answer["sentiment_label"] for answer in answers if answer["comment"] is not None]
     return {

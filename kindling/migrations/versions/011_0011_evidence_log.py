@@ -9,6 +9,7 @@ The evidence tables, the PostgreSQL trigger that keeps events append-only, and o
 """
 
 import datetime as dt
+from collections.abc import Iterator
 
 import sqlalchemy as sa
 from alembic import op
@@ -131,7 +132,7 @@ events = sa.table(
 heads = sa.table("evidence_heads", sa.column("organization_id"), sa.column("seq"), sa.column("hash"))
 
 
-def _records(connection, organization_id: str):
+def _records(connection: sa.Connection, organization_id: str) -> Iterator[tuple[dt.datetime, str, str, dict]]:
     """(recordedAt, kind, id, data) of the organization's records, oldest first."""
     for row in connection.execute(sa.select(acts).where(acts.c.organization_id == organization_id)):
         yield row.created_at, "act", row.id, {"requestedLevel": row.verification_level, "category": row.category}

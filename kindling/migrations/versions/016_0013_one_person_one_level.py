@@ -74,7 +74,7 @@ def _canonical(value: str) -> str:
         return value
 
 
-def _canonical_recipients(connection) -> None:
+def _canonical_recipients(connection: sa.Connection) -> None:
     length = sa.func.length(ACTS.c.recipient_id)
     candidates = connection.execute(
         sa.select(
@@ -120,7 +120,7 @@ def _canonical_recipients(connection) -> None:
         _count_recipient(connection, organization_id, canonical, 1)
 
 
-def _count_recipient(connection, organization_id: str, recipient_id: str, delta: int) -> None:
+def _count_recipient(connection: sa.Connection, organization_id: str, recipient_id: str, delta: int) -> None:
     changed = connection.execute(
         sa.text("""
         UPDATE kindness_recipient_tallies SET acts = acts + :delta
@@ -143,7 +143,7 @@ def _count_recipient(connection, organization_id: str, recipient_id: str, delta:
     )
 
 
-def _standing_disputes(connection) -> None:
+def _standing_disputes(connection: sa.Connection) -> None:
     rows = connection.execute(
         sa.text("""
         SELECT a.id, a.organization_id, a.category, a.verification_level, a.verified_level, d.level, d.decision

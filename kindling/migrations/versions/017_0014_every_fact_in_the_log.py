@@ -15,6 +15,7 @@ only advance to the event just appended.
 
 import datetime as dt
 import hashlib
+from collections.abc import Iterator
 
 import sqlalchemy as sa
 from alembic import op
@@ -178,7 +179,7 @@ def _digest(description: str, category: str, media: list) -> str:
     return hashlib.sha256(canonical({"description": description, "category": category, "media": media})).hexdigest()
 
 
-def _records(connection, organization_id: str):
+def _records(connection: sa.Connection, organization_id: str) -> Iterator[tuple[str, str, dict]]:
     """(kind, id, data) of the organization's records, each kind oldest first."""
     for row in connection.execute(
         sa.select(acts).where(acts.c.organization_id == organization_id).order_by(acts.c.created_at, acts.c.id)

@@ -65,7 +65,7 @@ def _root(frontier: list[bytes]) -> bytes:
     return node
 
 
-def _build(connection, organization_id: str, roots_at: set[int]) -> dict[int, bytes]:
+def _build(connection: sa.Connection, organization_id: str, roots_at: set[int]) -> dict[int, bytes]:
     """Write the organization's nodes; its roots at the sizes `roots_at`."""
     frontier: list[bytes] = []
     roots, rows = {}, []

@@ -114,7 +114,7 @@ def _node(left: bytes, right: bytes) -> bytes:
     return hashlib.sha256(b"\x01" + left + right).digest()
 
 
-def _frontier(connection, organization_id: str, size: int) -> list[bytes]:
+def _frontier(connection: sa.Connection, organization_id: str, size: int) -> list[bytes]:
     """The stored complete subtrees covering the tree's `size` leaves, largest first."""
     wanted = [(level, (size >> level) - 1) for level in reversed(range(size.bit_length())) if size >> level & 1]
     stored = {
@@ -160,7 +160,7 @@ def upgrade() -> None:
         _import(connection, organization_id, now)
 
 
-def _missing(connection, organization_id: str) -> list[tuple[dt.datetime, str, str, dict]]:
+def _missing(connection: sa.Connection, organization_id: str) -> list[tuple[dt.datetime, str, str, dict]]:
     """(the record's time, kind, id, data) of every fact the organization's log lacks."""
     logged = connection.execute(
         sa.select(events.c.subject_kind, events.c.subject_id, events.c.type, events.c.data).where(
@@ -194,7 +194,7 @@ def _missing(connection, organization_id: str) -> list[tuple[dt.datetime, str, s
     return sorted(missing, key=lambda fact: (_timestamp(fact[0]), fact[1], fact[2]))
 
 
-def _import(connection, organization_id: str, now: dt.datetime) -> None:
+def _import(connection: sa.Connection, organization_id: str, now: dt.datetime) -> None:
     """Chain one `imported` event per missing fact after the organization's last event."""
     missing = _missing(connection, organization_id)
     if not missing:
