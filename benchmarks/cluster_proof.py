@@ -47,7 +47,7 @@ import requests
 
 from tests.factories.donations import stripe_signature
 from tests.helpers import sign_up
-from tests.servers import _postgres_bin, _wait_for
+from tests.servers.databases import _postgres_bin, _wait_for
 
 CORE = "10.77.0.1"
 HOSTS = {"h1": "10.77.0.11", "h2": "10.77.0.12", "h3": "10.77.0.13"}

@@ -31,7 +31,7 @@ from kindling.accounts import service as accounts
 from kindling.accounts.models import Organization
 from kindling.config import Settings
 from kindling.platform.database import make_engine, make_session_factory, upgrade
-from tests.live import LiveServer
+from tests.servers.live import LiveServer
 
 ROWS = 500
 EXPORT_CLIENTS = 1_000

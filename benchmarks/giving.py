@@ -37,7 +37,7 @@ from sqlalchemy import create_engine, text
 
 from benchmarks.kindness import HERE, PASSWORD, Measurement, Timer, prepare
 from tests.factories.donations import PAYMENT_SECRET, signed
-from tests.live import LiveServer
+from tests.servers.live import LiveServer
 
 PERIOD_START = "date_trunc('year', now())"
 

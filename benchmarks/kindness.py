@@ -54,7 +54,7 @@ import requests
 from sqlalchemy import create_engine, text
 
 from kindling.platform.database import upgrade
-from tests.live import LiveServer
+from tests.servers.live import LiveServer
 
 HERE = pathlib.Path(__file__).resolve().parent
 PASSWORD = "benchmark password 1"

@@ -52,7 +52,7 @@ from kindling.accounts.sessions import live_principal
 from kindling.kindness import acts as kindness
 from kindling.platform.cache import MemoryCache
 from kindling.platform.database import make_engine, make_session_factory, upgrade
-from tests.live import LiveServer
+from tests.servers.live import LiveServer
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 ACT = {

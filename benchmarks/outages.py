@@ -19,8 +19,8 @@ import time
 
 from kindling.platform.database import upgrade
 from tests.helpers import Caller
-from tests.live import LiveServer
-from tests.servers import PostgresCluster, RedisServer
+from tests.servers.databases import PostgresCluster, RedisServer
+from tests.servers.live import LiveServer
 
 
 def hung_port() -> tuple[int, socket.socket]:

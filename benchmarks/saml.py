@@ -20,7 +20,7 @@ from saml2.saml import NAMEID_FORMAT_EMAILADDRESS, NameID
 from saml2.xmldsig import DIGEST_SHA256, SIG_RSA_SHA256
 
 from kindling.accounts import saml_sp
-from tests.saml_idp import IdentityProvider
+from tests.servers.saml_idp import IdentityProvider
 
 TARGETS_MS = {"assertion signed": 50.0, "response and assertion signed": 100.0}
 ACS = "https://kindling.example/api/auth/saml/acs"

@@ -36,7 +36,7 @@ import requests
 from sqlalchemy import create_engine, text
 
 from benchmarks.kindness import HERE, PASSWORD, Measurement, prepare
-from tests.live import LiveServer
+from tests.servers.live import LiveServer
 
 USER = "urn:ietf:params:scim:schemas:core:2.0:User"
 GROUP = "urn:ietf:params:scim:schemas:core:2.0:Group"

@@ -23,7 +23,7 @@ from kindling.platform.destinations import DestinationPolicy
 from kindling.webhooks import endpoints as webhook_endpoints
 from kindling.webhooks import outbox
 from kindling.webhooks.delivery import deliver_due
-from tests.receiver import Receiver
+from tests.servers.receiver import Receiver
 
 LOOPBACK = DestinationPolicy(allow_private=True)
 

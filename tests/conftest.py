@@ -17,15 +17,16 @@ from kindling.platform.database import upgrade
 from kindling.web.app import create_app
 from tests import factories
 
+# `live` before the servers that import it, so that pytest rewrites its assertions too.
 pytest_plugins = [
-    "tests.dns_server",
-    "tests.fake_provider",
-    "tests.fake_slack",
-    "tests.live",
-    "tests.mail",
-    "tests.openid_provider",
-    "tests.receiver",
-    "tests.servers",
+    "tests.servers.live",
+    "tests.servers.databases",
+    "tests.servers.dns_server",
+    "tests.servers.fake_provider",
+    "tests.servers.fake_slack",
+    "tests.servers.mail",
+    "tests.servers.openid_provider",
+    "tests.servers.receiver",
 ]
 
 
@@ -37,11 +38,11 @@ def settings(tmp_path_factory, mail_server, dns_server) -> Settings:
         redis_url=os.environ.get("TEST_REDIS_URL") or None,
         environment="test",
         validate_responses=True,
-        # Attestation mails go to a real SMTP server on loopback (tests/mail.py).
+        # Attestation mails go to a real SMTP server on loopback (tests/servers/mail.py).
         smtp_url=mail_server.url,
         mail_from="Kindling <attest@kindling.test>",
         public_url="https://kindling.test",
-        # Domain verification asks a real DNS server on loopback (tests/dns_server.py).
+        # Domain verification asks a real DNS server on loopback (tests/servers/dns_server.py).
         dns_nameservers=(("127.0.0.1", dns_server.port),),
     )
 

@@ -19,7 +19,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from kindling import cli
 from kindling.evidence import cosignatures, notes
 from tests.helpers import sign_up
-from tests.live import LiveServer
+from tests.servers.live import LiveServer
 
 pytestmark = pytest.mark.live
 

@@ -28,7 +28,7 @@ class Kindness:
     db: Session
     cache: Cache
     mailer: Mailer | None
-    mailbox: Any  # tests.mail.MailServer: the mail server `mailer` sends to
+    mailbox: Any  # tests.servers.mail.MailServer: the mail server `mailer` sends to
 
     def act(
         self,

@@ -6,7 +6,7 @@ import dataclasses
 import uuid
 
 from kindling.accounts import oidc_client
-from tests.openid_provider import CLIENT_ID, CLIENT_SECRET
+from tests.servers.openid_provider import CLIENT_ID, CLIENT_SECRET
 
 SECRET_KEY = "test-secret-key-of-at-least-32-characters"
 

@@ -18,7 +18,7 @@ from kindling.platform.base import utcnow
 from kindling.platform.mail import Mailer
 from tests.helpers import assert_envelope
 from tests.helpers.verification import get_act, pending, post_act
-from tests.mail import USER
+from tests.servers.mail import USER
 
 ADDRESS = "ada@foodbank.test"
 ASK = {"level": 5, "attesterName": "Ada Lovelace", "attesterOrganization": "Town Food Bank", "attesterEmail": ADDRESS}

@@ -17,7 +17,7 @@ from kindling.platform import addresses
 from tests.helpers import assert_envelope
 from tests.helpers.verification import ACTS, get_act, post_act
 from tests.kindness.test_attestations import ASK, answer, ask
-from tests.mail import Envelope
+from tests.servers.mail import Envelope
 
 SENDER = "mallory@corp.example"
 

@@ -23,8 +23,8 @@ from sqlalchemy import create_engine, text
 
 from kindling.platform.database import upgrade
 from tests.helpers import OUTSIDER_ACT, Caller
-from tests.live import free_port
-from tests.servers import PostgresCluster, RedisServer, _wait_for
+from tests.servers.databases import PostgresCluster, RedisServer, _wait_for
+from tests.servers.live import free_port
 
 pytestmark = pytest.mark.live
 

@@ -13,7 +13,7 @@ from kindling import __version__
 from kindling.platform.database import make_engine
 from kindling.platform.health import DatabaseProbe
 from kindling.web.app import create_app
-from tests.live import free_port
+from tests.servers.live import free_port
 
 
 def health_of(settings, **changes):

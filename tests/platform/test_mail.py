@@ -15,8 +15,8 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 
 from kindling.platform.mail import Mailer, MailError
-from tests.live import free_port
-from tests.mail import PASSWORD, USER, Mailbox
+from tests.servers.live import free_port
+from tests.servers.mail import PASSWORD, USER, Mailbox
 
 
 @pytest.fixture(scope="module")

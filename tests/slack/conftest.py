@@ -9,7 +9,7 @@ import urllib.parse
 import pytest
 
 from kindling.slack import jobs
-from tests.fake_slack import CLIENT_ID, CLIENT_SECRET, SECRET_KEY, SIGNING_SECRET, TEAM_ID, slack_headers
+from tests.servers.fake_slack import CLIENT_ID, CLIENT_SECRET, SECRET_KEY, SIGNING_SECRET, TEAM_ID, slack_headers
 
 
 @pytest.fixture

@@ -8,8 +8,8 @@ from sqlalchemy import select
 
 from kindling.slack import installation as installations
 from kindling.slack.models import SlackInstallation
-from tests.fake_slack import BOT_TOKEN, CLIENT_ID, SECRET_KEY, TEAM_ID
 from tests.helpers import assert_envelope
+from tests.servers.fake_slack import BOT_TOKEN, CLIENT_ID, SECRET_KEY, TEAM_ID
 from tests.slack.conftest import Workspace
 
 

@@ -14,8 +14,8 @@ import pytest
 import requests
 
 from kindling.platform.database import upgrade
-from tests.fake_slack import CLIENT_ID, CLIENT_SECRET, SECRET_KEY, SIGNING_SECRET, TEAM_ID, slack_headers
 from tests.helpers import call, sign_up
+from tests.servers.fake_slack import CLIENT_ID, CLIENT_SECRET, SECRET_KEY, SIGNING_SECRET, TEAM_ID, slack_headers
 
 pytestmark = pytest.mark.live
 

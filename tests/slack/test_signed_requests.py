@@ -9,8 +9,8 @@ import pytest
 from sqlalchemy import func, select
 
 from kindling.slack.models import SlackInstallation, SlackJob
-from tests.fake_slack import slack_headers
 from tests.helpers import assert_envelope
+from tests.servers.fake_slack import slack_headers
 
 
 def _jobs(db) -> int:

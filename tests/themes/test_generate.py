@@ -10,10 +10,10 @@ import pytest
 from kindling.branding import palette_intent
 from kindling.platform.database import upgrade
 from kindling.themes import generate_theme, parse_value
-from tests.fake_provider import KEY, completion, keyed_app
 from tests.helpers import assert_envelope, assert_sound
 from tests.helpers.contract import SINGLE_OPERATION_PHASES, Api, accounts_file, schemathesis
-from tests.live import free_port
+from tests.servers.fake_provider import KEY, completion, keyed_app
+from tests.servers.live import free_port
 
 GENERATE = "/api/theme/generate"
 RATE_LIMIT_HEADERS = ("x-ratelimit-limit", "x-ratelimit-remaining", "x-ratelimit-reset")

@@ -19,7 +19,7 @@ from kindling.webhooks import delivery as webhook_delivery
 from kindling.webhooks import outbox
 from kindling.webhooks.models import PortfolioMilestone, WebhookDelivery, WebhookEndpoint, WebhookEvent
 from tests.helpers.contract import ROOT
-from tests.live import free_port
+from tests.servers.live import free_port
 
 LOOPBACK = DestinationPolicy(allow_private=True)
 SPEC = yaml.safe_load((ROOT / "openapi.yaml").read_text())

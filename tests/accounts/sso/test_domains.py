@@ -1,5 +1,5 @@
 """Single sign-on's email domains are proven through DNS before they route anyone
-(docs/decisions.md §2): a real DNS server on loopback (tests/dns_server.py) serves the records."""
+(docs/decisions.md §2): a real DNS server on loopback (tests/servers/dns_server.py) serves the records."""
 
 from __future__ import annotations
 

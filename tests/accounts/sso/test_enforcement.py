@@ -16,7 +16,7 @@ import requests
 from kindling.accounts.principal_cache import PRINCIPAL_TTL
 from kindling.platform.database import upgrade
 from tests.helpers import call, sign_up
-from tests.openid_provider import CLIENT_ID, CLIENT_SECRET
+from tests.servers.openid_provider import CLIENT_ID, CLIENT_SECRET
 
 pytestmark = pytest.mark.live
 

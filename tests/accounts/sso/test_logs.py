@@ -11,7 +11,7 @@ import requests
 
 from kindling.platform.database import upgrade
 from tests.helpers import call, sign_up
-from tests.openid_provider import CLIENT_ID, CLIENT_SECRET
+from tests.servers.openid_provider import CLIENT_ID, CLIENT_SECRET
 
 pytestmark = pytest.mark.live
 

@@ -23,7 +23,7 @@ from kindling.platform.base import utcnow
 from tests.factories import PASSWORD
 from tests.helpers import assert_envelope
 from tests.helpers.sso import allow_sso, configure, domain, prove
-from tests.openid_provider import CLIENT_ID, CLIENT_SECRET
+from tests.servers.openid_provider import CLIENT_ID, CLIENT_SECRET
 
 
 @pytest.fixture(autouse=True)

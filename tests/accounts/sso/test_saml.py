@@ -25,7 +25,7 @@ from kindling.evidence.models import EvidenceEvent
 from tests.factories import PASSWORD
 from tests.helpers import assert_envelope
 from tests.helpers.sso import allow_sso, domain, prove
-from tests.saml_idp import IdentityProvider
+from tests.servers.saml_idp import IdentityProvider
 
 ACS = "https://kindling.test/api/auth/saml/acs"
 NS = {

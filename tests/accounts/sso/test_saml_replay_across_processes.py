@@ -19,7 +19,7 @@ from kindling.platform.base import utcnow
 from kindling.platform.database import upgrade
 from tests.helpers import assert_envelope, call, sign_up
 from tests.helpers.sso import domain
-from tests.saml_idp import IdentityProvider
+from tests.servers.saml_idp import IdentityProvider
 
 pytestmark = pytest.mark.live
 PUBLIC_URL = "https://kindling.test"

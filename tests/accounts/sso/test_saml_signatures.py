@@ -14,7 +14,7 @@ from saml2.saml import NAMEID_FORMAT_EMAILADDRESS, NameID
 from saml2.xmldsig import DIGEST_SHA1, DIGEST_SHA256, SIG_RSA_SHA1, SIG_RSA_SHA256
 
 from kindling.accounts import saml_signatures, saml_sp
-from tests.saml_idp import IdentityProvider, key_pair
+from tests.servers.saml_idp import IdentityProvider, key_pair
 
 ACS = "https://kindling.test/api/auth/saml/acs"
 NS = {"saml": "urn:oasis:names:tc:SAML:2.0:assertion", "ds": "http://www.w3.org/2000/09/xmldsig#"}

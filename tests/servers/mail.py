@@ -17,7 +17,7 @@ import pytest
 from aiosmtpd.controller import Controller
 from aiosmtpd.smtp import AuthResult, LoginPassword
 
-from tests.live import free_port
+from tests.servers.live import free_port
 
 USER, PASSWORD = "kindling", "mail password"
 LINK = re.compile(r"(https?://\S+)/attest#([A-Za-z0-9_-]{43})\s")

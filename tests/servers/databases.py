@@ -21,7 +21,7 @@ import pytest
 import redis
 
 from kindling.platform.database import upgrade
-from tests.live import free_port
+from tests.servers.live import free_port
 
 
 def _wait_for(ready, what: str, timeout: float = 30) -> None:
