@@ -17,11 +17,11 @@ import threading
 import time
 import uuid
 
+from kindling import outbox
 from kindling.accounts import service as accounts
 from kindling.platform.database import make_engine, make_session_factory, upgrade
 from kindling.platform.destinations import DestinationPolicy
 from kindling.webhooks import endpoints as webhook_endpoints
-from kindling.webhooks import outbox
 from kindling.webhooks.delivery import deliver_due
 from tests.servers.receiver import Receiver
 

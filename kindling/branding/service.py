@@ -11,7 +11,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session as DbSession
 from sqlalchemy.orm import joinedload
 
-from kindling import themes
+from kindling import outbox, themes
 from kindling.accounts.models import Organization
 from kindling.branding import palette_intent
 from kindling.branding.models import OrganizationTheme
@@ -20,7 +20,6 @@ from kindling.consulting import clients
 from kindling.errors import Forbidden, NotFound, ServiceUnavailable, dotted, field_error, refused
 from kindling.platform.access import Principal
 from kindling.platform.base import utcnow
-from kindling.webhooks import outbox
 
 log = logging.getLogger(__name__)
 

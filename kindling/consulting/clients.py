@@ -14,6 +14,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session as DbSession
 from sqlalchemy.orm import contains_eager, joinedload
 
+from kindling import outbox
 from kindling.accounts.models import Organization, User
 from kindling.consulting.models import (
     ACCEPTED,
@@ -29,7 +30,6 @@ from kindling.consulting.models import (
 from kindling.errors import ApiError, Conflict, NotFound
 from kindling.platform import pagination
 from kindling.platform.base import utcnow
-from kindling.webhooks import outbox
 
 INVITATION_LIFETIME = dt.timedelta(days=14)
 

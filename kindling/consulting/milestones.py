@@ -8,12 +8,12 @@ from sqlalchemy import select
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session as DbSession
 
+from kindling import outbox
 from kindling.accounts.models import Organization
 from kindling.consulting import clients
+from kindling.consulting.models import PortfolioMilestone
 from kindling.platform.base import utcnow
 from kindling.platform.database import changed_rows
-from kindling.webhooks import outbox
-from kindling.webhooks.models import PortfolioMilestone
 
 MILESTONES = {
     "kindness_acts": (100, 500, 1_000, 5_000, 10_000),

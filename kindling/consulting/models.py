@@ -1,10 +1,10 @@
-"""Consultants' invitations to organizations, and the client relationships they lead to."""
+"""Consultants' invitations to organizations, the client relationships they lead to, and the milestones clients reach."""
 
 from __future__ import annotations
 
 import datetime as dt
 
-from sqlalchemy import ForeignKey, Index, String, text
+from sqlalchemy import ForeignKey, Index, Integer, String, text
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
 from kindling.accounts.models import Organization, User
@@ -78,3 +78,14 @@ class ClientRelationship(Base):
 
     consultant: Mapped[User] = relationship(lazy="raise_on_sql")
     organization: Mapped[Organization] = relationship(lazy="raise_on_sql")
+
+
+class PortfolioMilestone(Base):
+    """A threshold an organization's metric has crossed; its key makes each milestone happen once."""
+
+    __tablename__ = "portfolio_milestones"
+
+    organization_id: Mapped[str] = mapped_column(ForeignKey("organizations.id"), primary_key=True)
+    metric: Mapped[str] = mapped_column(String(32), primary_key=True)
+    threshold: Mapped[int] = mapped_column(Integer, primary_key=True)
+    reached_at: Mapped[dt.datetime] = mapped_column(default=utcnow)

@@ -15,6 +15,7 @@ from decimal import ROUND_FLOOR, Decimal
 from sqlalchemy import delete, select
 from sqlalchemy.orm import Session
 
+from kindling import outbox
 from kindling.accounts.models import User
 from kindling.consulting import clients
 from kindling.donations import ledger, programs
@@ -27,7 +28,6 @@ from kindling.platform.access import Principal, canonical_id
 from kindling.platform.base import utcnow
 from kindling.rates import service as rates
 from kindling.volunteering.models import CheckIn
-from kindling.webhooks import outbox
 
 _T = typing.TypeVar("_T")
 

@@ -20,6 +20,7 @@ import sqlalchemy as sa
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session, sessionmaker
 
+from kindling import outbox
 from kindling.errors import Conflict
 from kindling.evidence import notes, tree, witnesses
 from kindling.evidence.chain import ALGORITHM, GENESIS_HASH, checkpoint_statement, timestamp
@@ -27,7 +28,6 @@ from kindling.evidence.keys import Signer
 from kindling.evidence.models import EvidenceCheckpoint, EvidenceCosignature, EvidenceEvent, EvidenceHead
 from kindling.platform.base import utcnow
 from kindling.platform.pagination import page
-from kindling.webhooks import outbox
 
 log = logging.getLogger(__name__)
 

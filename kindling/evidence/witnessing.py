@@ -25,13 +25,13 @@ import requests
 from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
 
+from kindling import outbox
 from kindling.evidence import checkpoints, cosignatures, merkle, notes, tree, witnesses
 from kindling.evidence.chain import timestamp
 from kindling.evidence.keys import Signer
 from kindling.evidence.models import EvidenceCheckpoint, EvidenceCosignature, EvidenceWitness
 from kindling.platform.base import utcnow
 from kindling.platform.destinations import DestinationPolicy, RefusedDestination, check_url, session
-from kindling.webhooks import outbox
 
 log = logging.getLogger(__name__)
 

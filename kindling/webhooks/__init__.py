@@ -1,1 +1,1 @@
-"""Webhooks in and out: the providers' deliveries, consultants' endpoints, the outbox, the delivery worker and where it may send."""
+"""Consultants' webhook endpoints, and the worker that delivers the outbox's events to them."""

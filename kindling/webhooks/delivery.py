@@ -34,11 +34,11 @@ from standardwebhooks import Webhook
 
 from kindling import __version__
 from kindling.config import Settings
+from kindling.outbox.models import WebhookDelivery, WebhookEndpoint, WebhookEvent
 from kindling.platform.base import new_id, utcnow
 from kindling.platform.database import changed_rows, make_engine, make_session_factory, truncate_write_ahead_log
 from kindling.platform.destinations import DestinationPolicy, RefusedDestination, check_url, session
 from kindling.webhooks.endpoints import disable_endpoint
-from kindling.webhooks.models import WebhookDelivery, WebhookEndpoint, WebhookEvent
 
 log = logging.getLogger(__name__)
 

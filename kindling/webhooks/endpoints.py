@@ -10,11 +10,11 @@ from sqlalchemy import func, select, update
 from sqlalchemy.orm import Session as DbSession
 
 from kindling.errors import Conflict, NotFound, invalid
+from kindling.outbox import EVENT_TYPES
+from kindling.outbox.models import WebhookDelivery, WebhookEndpoint, WebhookEvent
 from kindling.platform import pagination
 from kindling.platform.base import utcnow
 from kindling.platform.destinations import DestinationPolicy, RefusedDestination, check_url
-from kindling.webhooks.models import WebhookDelivery, WebhookEndpoint, WebhookEvent
-from kindling.webhooks.outbox import EVENT_TYPES
 
 MAX_ENDPOINTS_PER_CONSULTANT = 20
 # After a rotation deliveries carry a signature with the old secret too, for this long.

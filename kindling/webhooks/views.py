@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from connexion import NoContent
 
+from kindling.outbox.models import WebhookDelivery, WebhookEndpoint
 from kindling.platform import access
 from kindling.platform.destinations import DestinationPolicy
 from kindling.platform.request import db, runtime
 from kindling.webhooks import endpoints as webhook_endpoints
-from kindling.webhooks.models import WebhookDelivery, WebhookEndpoint
 
 
 def list_endpoints(token_info: dict):

@@ -8,7 +8,7 @@ import json
 import pytest
 from sqlalchemy import select
 
-from kindling.webhooks.models import WebhookEvent
+from kindling.outbox.models import WebhookEvent
 from tests.factories import donations as payments
 from tests.factories.volunteering import CENTRE
 from tests.helpers import assert_envelope

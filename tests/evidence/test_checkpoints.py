@@ -20,7 +20,7 @@ from kindling.evidence.chain import event_hash, timestamp
 from kindling.evidence.keys import Signer
 from kindling.evidence.models import EvidenceCheckpoint
 from kindling.evidence.signing import signer_for
-from kindling.webhooks.models import WebhookEvent
+from kindling.outbox.models import WebhookEvent
 from tests.evidence import rfc9162
 
 

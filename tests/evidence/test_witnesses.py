@@ -22,8 +22,8 @@ from kindling.evidence.chain import signed_bytes
 from kindling.evidence.keys import Signer
 from kindling.evidence.models import EvidenceWitness
 from kindling.evidence.signing import signer_for
+from kindling.outbox.models import WebhookEvent
 from kindling.platform.destinations import DestinationPolicy
-from kindling.webhooks.models import WebhookEvent
 
 LOOPBACK = DestinationPolicy(allow_private=True)
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from sqlalchemy.orm import Session
 
+from kindling import outbox
+from kindling.outbox.models import WebhookEndpoint
 from kindling.platform.destinations import DestinationPolicy
 from kindling.webhooks import endpoints as webhook_endpoints
-from kindling.webhooks import outbox
-from kindling.webhooks.models import WebhookEndpoint
 from tests.factories.accounts import Account
 
 # Test receivers listen on loopback, which only this policy allows.

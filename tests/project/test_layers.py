@@ -72,18 +72,21 @@ SLICES = {
     "platform": set(),
     "themes": set(),
     "idempotency": set(),
-    "evidence": {"webhooks"},
+    # Outbound webhooks' events and tables: plumbing every feature that emits stands on.
+    "outbox": set(),
+    "evidence": {"outbox"},
     "accounts": {"evidence"},
     "wellbeing": {"evidence"},
-    "webhooks": set(),
+    # Consultants' endpoints and the delivery of what the outbox holds.
+    "webhooks": {"outbox"},
     # The ECB's reference rates, which matches and reports convert with.
     "rates": set(),
-    "consulting": {"accounts", "evidence", "webhooks"},
-    "branding": {"accounts", "consulting", "themes", "webhooks"},
-    "kindness": {"accounts", "consulting", "evidence", "webhooks"},
-    "volunteering": {"accounts", "consulting", "evidence", "webhooks"},
+    "consulting": {"accounts", "evidence", "outbox"},
+    "branding": {"accounts", "consulting", "outbox", "themes"},
+    "kindness": {"accounts", "consulting", "evidence"},
+    "volunteering": {"accounts", "consulting", "evidence"},
     # Grants claim verified check-ins; giving requests are told to the organization's consultants.
-    "donations": {"accounts", "consulting", "evidence", "rates", "volunteering", "webhooks"},
+    "donations": {"accounts", "consulting", "evidence", "outbox", "rates", "volunteering"},
     "compliance": {"accounts", "consulting", "donations", "evidence", "kindness", "rates", "volunteering", "wellbeing"},
     "privacy": {"accounts", "donations", "evidence", "kindness", "slack", "volunteering", "wellbeing"},
     # Slack's people are the organization's members; their acts and decisions are kindness's.
@@ -236,7 +239,7 @@ def test_no_module_imports_itself_through_others():
 def test_the_walk_sees_imports_of_every_form():
     # A walk that missed relative or in-function imports would pass the tests above by seeing nothing.
     assert "kindling.compliance.frameworks" in IMPORTS["kindling.compliance"]  # from .frameworks import …
-    assert "kindling.webhooks.outbox" in IMPORTS["kindling.consulting.clients"]  # from kindling.services import outbox
+    assert "kindling.outbox" in IMPORTS["kindling.consulting.clients"]  # from kindling import outbox
     assert _cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == {"a", "b", "c"}
     assert _cycle({"a": {"a"}}) == {"a"}
     assert _slice("kindling.kindness.acts") == "kindness" and _slice("kindling.web.app") is None

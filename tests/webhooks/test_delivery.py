@@ -12,12 +12,13 @@ from openapi_schema_validator import OAS30Validator
 from sqlalchemy import func, select
 from standardwebhooks import Webhook
 
+from kindling import outbox
 from kindling.consulting import clients, milestones
+from kindling.consulting.models import PortfolioMilestone
+from kindling.outbox.models import WebhookDelivery, WebhookEndpoint, WebhookEvent
 from kindling.platform.base import utcnow
 from kindling.platform.destinations import DestinationPolicy
 from kindling.webhooks import delivery as webhook_delivery
-from kindling.webhooks import outbox
-from kindling.webhooks.models import PortfolioMilestone, WebhookDelivery, WebhookEndpoint, WebhookEvent
 from tests.helpers.contract import ROOT
 from tests.servers.live import free_port
 

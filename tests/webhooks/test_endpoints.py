@@ -8,10 +8,10 @@ import datetime as dt
 import pytest
 from standardwebhooks import Webhook
 
+from kindling import outbox
 from kindling.platform.destinations import DestinationPolicy
 from kindling.web.app import load_spec
 from kindling.webhooks import endpoints as webhook_endpoints
-from kindling.webhooks import outbox
 from kindling.webhooks.delivery import deliver_due
 
 PUBLIC_URL = "https://93.184.215.14/kindling-hooks"

@@ -9,9 +9,9 @@ import json
 from sqlalchemy import select
 
 from kindling.kindness import acts as kindness
+from kindling.outbox.models import WebhookEvent
 from kindling.themes import generate_theme
 from kindling.volunteering.models import CheckIn
-from kindling.webhooks.models import WebhookEvent
 from tests.factories.principals import principal
 
 URL = "http://127.0.0.1:9/hooks"

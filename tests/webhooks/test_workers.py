@@ -13,14 +13,14 @@ import pytest
 import requests
 from sqlalchemy import func, select
 
+from kindling import outbox
 from kindling.accounts import service as accounts
 from kindling.consulting import clients, milestones
+from kindling.outbox.models import WebhookDelivery, WebhookEvent
 from kindling.platform.database import make_engine, make_session_factory, upgrade
 from kindling.platform.destinations import DestinationPolicy
 from kindling.webhooks import endpoints as webhook_endpoints
-from kindling.webhooks import outbox
 from kindling.webhooks.delivery import deliver_due
-from kindling.webhooks.models import WebhookDelivery, WebhookEvent
 from tests.factories import PASSWORD
 from tests.helpers import sign_up
 

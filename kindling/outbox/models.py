@@ -1,4 +1,4 @@
-"""Outbound webhooks: consultants' endpoints, the event outbox, deliveries and reached milestones."""
+"""The outbound webhooks' tables: consultants' endpoints and the event types they take, the outbox's events, and each event's delivery to each endpoint."""
 
 from __future__ import annotations
 
@@ -67,14 +67,3 @@ class WebhookDelivery(Base):
     last_error: Mapped[str | None] = mapped_column(String(200))
     delivered_at: Mapped[dt.datetime | None]
     created_at: Mapped[dt.datetime] = mapped_column(default=utcnow)
-
-
-class PortfolioMilestone(Base):
-    """A threshold an organization's metric has crossed; its key makes each milestone happen once."""
-
-    __tablename__ = "portfolio_milestones"
-
-    organization_id: Mapped[str] = mapped_column(ForeignKey("organizations.id"), primary_key=True)
-    metric: Mapped[str] = mapped_column(String(32), primary_key=True)
-    threshold: Mapped[int] = mapped_column(Integer, primary_key=True)
-    reached_at: Mapped[dt.datetime] = mapped_column(default=utcnow)

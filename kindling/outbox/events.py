@@ -1,4 +1,4 @@
-"""The outbox of outbound webhooks: events services emit in the transaction of the change they report, for the worker to deliver."""
+"""The event types consultants subscribe to, and emitting one: in the transaction of the change it reports, for the worker to deliver."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ import uuid
 from sqlalchemy import select
 from sqlalchemy.orm import Session as DbSession
 
+from kindling.outbox.models import WebhookDelivery, WebhookEndpoint, WebhookEvent
 from kindling.platform.base import utcnow
-from kindling.webhooks.models import WebhookDelivery, WebhookEndpoint, WebhookEvent
 
 EVIDENCE_CHECKPOINT = "evidence.checkpoint"
 EVIDENCE_FORK_DETECTED = "evidence.fork_detected"
