@@ -6,8 +6,12 @@ import argparse
 import logging
 import signal
 import sys
+import typing
 
 from kindling.config import ConfigError, Settings
+
+if typing.TYPE_CHECKING:
+    from kindling.webhooks.delivery import Worker
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -177,7 +181,7 @@ def _import_rates(settings: Settings, path: str | None) -> int:
     return 0
 
 
-def _worker(settings: Settings):
+def _worker(settings: Settings) -> Worker:
     """The worker loop: webhook delivery, the evidence checkpoints, the storage clean-ups after
     erasures, the publication of the wellbeing weeks that ended, the retention of wellbeing
     comments and of idempotent responses, and the daily read of SAML metadata URLs."""
@@ -231,7 +235,7 @@ def _worker_tasks(settings: Settings) -> tuple:
     return (*tasks, lambda session_factory: Cosigner(session_factory, signer, policy))
 
 
-def _exit(*_) -> None:
+def _exit(*_: object) -> None:
     raise SystemExit(0)
 
 

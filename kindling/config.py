@@ -262,7 +262,16 @@ def _check_database_url(url: str) -> None:
         raise ConfigError(f"DATABASE_URL must use postgresql+psycopg2://, got {parsed.drivername}://…")
 
 
-def _mail(text, public_url: str | None) -> tuple[str | None, str | None]:
+class _Text(typing.Protocol):
+    """`from_env`'s reader of one variable: stripped, None or the default when unset or blank."""
+
+    @typing.overload
+    def __call__(self, name: str) -> str | None: ...
+    @typing.overload
+    def __call__(self, name: str, default: str) -> str: ...
+
+
+def _mail(text: _Text, public_url: str | None) -> tuple[str | None, str | None]:
     """SMTP_URL and MAIL_FROM, checked together: mail needs a sender, and links that lead back here."""
     smtp_url, mail_from = text("SMTP_URL"), text("MAIL_FROM")
     if smtp_url is None:
@@ -282,7 +291,7 @@ def _mail(text, public_url: str | None) -> tuple[str | None, str | None]:
     return smtp_url, mail_from
 
 
-def _slack(text, *, secret_key: str | None, public_url: str | None, production: bool) -> dict:
+def _slack(text: _Text, *, secret_key: str | None, public_url: str | None, production: bool) -> dict:
     """The Slack app's settings, checked together: all three credentials or none, with what installing needs."""
     credentials = {
         "SLACK_CLIENT_ID": text("SLACK_CLIENT_ID"),

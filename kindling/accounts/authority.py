@@ -8,7 +8,7 @@ from kindling.accounts.models import User
 from kindling.evidence import log as evidence
 
 
-def record(db: Session, *, user: User, type: str, actor_id: str | None, **data) -> None:
+def record(db: Session, *, user: User, type: str, actor_id: str | None, **data: object) -> None:
     """Append one authority event about `user` to their organization's chain; ids and roles only."""
     if user.organization_id is None:  # a consultant holds no authority in an organization
         return

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from sqlalchemy import select
+from sqlalchemy import Select, select
 from sqlalchemy.orm import Session
 
 from kindling.accounts import authority
@@ -58,7 +58,7 @@ def chain(db: Session, user_id: str) -> list[str]:
     return managers
 
 
-def reports_of(user_id: str):
+def reports_of(user_id: str) -> Select[str]:
     """A SELECT of the ids of everyone whose line runs up to `user_id` (their reports, their
     reports' reports, and so on)."""
     tree = select(User.id).where(User.manager_id == user_id).cte("reports", recursive=True)

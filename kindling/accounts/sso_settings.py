@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import datetime as dt
 import logging
+from collections.abc import Callable
 
 import requests
 from sqlalchemy import delete, select
@@ -275,7 +276,7 @@ def discovery_of(connection: SsoConnection) -> oidc_client.Discovery:
     )
 
 
-def metadata_refresh_chore(policy: DestinationPolicy):
+def metadata_refresh_chore(policy: DestinationPolicy) -> Callable[[Session], None]:
     """The worker's chore that reads each metadata URL again once a day. Metadata that cannot be
     read or used keeps the last good copy (logged), so an IdP's outage signs nobody out."""
 

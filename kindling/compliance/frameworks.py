@@ -201,9 +201,9 @@ def _text(entry: dict, key: str, where: str, problems: list[str]) -> str | None:
 class _UniqueKeyLoader(yaml.CSafeLoader):
     """PyYAML keeps the last of repeated keys silently; a repeated framework id must fail instead."""
 
-    def construct_mapping(self, node, deep=False):
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Hashable, object]:
         self.flatten_mapping(node)
-        seen = set()
+        seen: set[Hashable] = set()
         for key_node, _ in node.value:
             key = self.construct_object(key_node, deep=deep)
             if not isinstance(key, Hashable):

@@ -16,10 +16,22 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
-from collections.abc import Collection
+from collections.abc import Collection, Sequence
 from decimal import ROUND_HALF_UP, Decimal
+from typing import Any
 
-from sqlalchemy import CompoundSelect, Select, case, func, literal, literal_column, select, union_all
+from sqlalchemy import (
+    ColumnElement,
+    CompoundSelect,
+    Select,
+    SQLColumnExpression,
+    case,
+    func,
+    literal,
+    literal_column,
+    select,
+    union_all,
+)
 from sqlalchemy.orm import Session
 
 from kindling.accounts.models import Organization, User
@@ -158,7 +170,7 @@ def activity(
     return _converted(db, figures, _foreign(ids, window, target))
 
 
-def _foreign(ids: list[str], window: Window, target) -> CompoundSelect:
+def _foreign(ids: list[str], window: Window, target: SQLColumnExpression[str]) -> CompoundSelect:
     """Succeeded donations and committed requests of the window in another currency than `target`."""
     donations = (
         select(
@@ -237,7 +249,7 @@ def _converted(db: Session, figures: dict[str, Activity], foreign: CompoundSelec
     }
 
 
-def _zero_if_null(column):
+def _zero_if_null(column: ColumnElement[Any]) -> ColumnElement[Any]:
     # An organization without records of a kind has no row in that kind's grouped query.
     return func.coalesce(column, 0)
 
@@ -287,7 +299,7 @@ def _check_ins(ids: list[str], window: Window) -> Select:
     )
 
 
-def _donations(ids: list[str], window: Window, target) -> Select:
+def _donations(ids: list[str], window: Window, target: SQLColumnExpression[str]) -> Select:
     succeeded = Donation.status == SUCCEEDED
     return (
         select(
@@ -307,7 +319,7 @@ def _donations(ids: list[str], window: Window, target) -> Select:
     )
 
 
-def _giving(ids: list[str], window: Window, target) -> Select:
+def _giving(ids: list[str], window: Window, target: SQLColumnExpression[str]) -> Select:
     committed = GivingRequest.status.in_(COMMITTED)
     # A payout is recorded with its reference (giving.paid), so a paid request carries one: the
     # status alone, which the log holds, makes the evidence (docs/evidence.md).
@@ -335,7 +347,7 @@ def _giving(ids: list[str], window: Window, target) -> Select:
     )
 
 
-def _activity(row, *, currency: str) -> Activity:
+def _activity(row: Sequence[Any], *, currency: str) -> Activity:
     acts, verified_acts, *rest = row
     by_category = {category: Evidence(rest[2 * n + 1], rest[2 * n]) for n, category in enumerate(CATEGORIES)}
     check_ins, verified, hours, participants, donations, succeeded, amount, rate, *giving = rest[2 * len(CATEGORIES) :]

@@ -14,6 +14,7 @@ from reportlab.lib.enums import TA_RIGHT
 from reportlab.lib.pagesizes import A4
 from reportlab.lib.styles import ParagraphStyle, getSampleStyleSheet
 from reportlab.lib.units import mm
+from reportlab.pdfgen.canvas import Canvas
 from reportlab.platypus import KeepTogether, Paragraph, SimpleDocTemplate, Spacer, Table, TableStyle
 
 from kindling.compliance.frameworks import CURRENCY_UNIT, METRICS
@@ -72,7 +73,7 @@ def report_pdf(report: Report, *, evidence_head: dict, key_id: str) -> bytes:
         subject=f"{window.period}, {window.start:%Y-%m-%d} to {window.end:%Y-%m-%d}",
     )
 
-    def footer(canvas, doc) -> None:
+    def footer(canvas: Canvas, doc: SimpleDocTemplate) -> None:
         canvas.saveState()
         canvas.setFont("Helvetica", 8)
         canvas.setFillColor(colors.grey)

@@ -83,7 +83,9 @@ def _category(category: str) -> Callable[[_Figures], tuple]:
     return measure
 
 
-def _survey(value: Callable[[Wellbeing], float | None], evidence: Callable[[Wellbeing], Evidence]):
+def _survey(
+    value: Callable[[Wellbeing], float | None], evidence: Callable[[Wellbeing], Evidence]
+) -> Callable[[_Figures], tuple]:
     """A wellbeing measure from the published weeks of the period: no value when none is published."""
 
     def measure(figures: _Figures) -> tuple:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Sequence
 
-from sqlalchemy import and_, func, or_, select
+from sqlalchemy import ColumnElement, Select, and_, func, or_, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session as DbSession
 from sqlalchemy.orm import contains_eager, joinedload
@@ -188,7 +188,7 @@ def cancel_invitation(db: DbSession, *, consultant_id: str, invitation_id: str) 
     return invitation
 
 
-def _answerable_invitation(db: DbSession, invitation_id: str, visible) -> Invitation:
+def _answerable_invitation(db: DbSession, invitation_id: str, visible: ColumnElement[bool]) -> Invitation:
     """The invitation, locked, if the caller may see it and it can still be answered."""
     invitation = db.scalar(
         select(Invitation)
@@ -228,7 +228,7 @@ def list_invitations(
     )
 
 
-def _has_status(status: str, now: dt.datetime):
+def _has_status(status: str, now: dt.datetime) -> ColumnElement[bool]:
     """The SQL form of Invitation.status_at(now) == status."""
     if status == PENDING:
         return and_(Invitation.status == PENDING, Invitation.expires_at > now)
@@ -300,7 +300,17 @@ def _invited(invitation: Invitation, source: str) -> dict:
     }
 
 
-def _emit_cancelled(db, consultant_id, organization, *, reason, invitation_id, relationship_id, ended_by, at) -> None:
+def _emit_cancelled(
+    db: DbSession,
+    consultant_id: str,
+    organization: Organization,
+    *,
+    reason: str,
+    invitation_id: str | None,
+    relationship_id: str | None,
+    ended_by: str,
+    at: dt.datetime | None,
+) -> None:
     outbox.emit(
         db,
         consultant_id=consultant_id,
@@ -317,7 +327,7 @@ def _emit_cancelled(db, consultant_id, organization, *, reason, invitation_id, r
     )
 
 
-def _active_relationships():
+def _active_relationships() -> Select[ClientRelationship]:
     """Active relationships, each with its organization and consultant."""
     return (
         select(ClientRelationship)
@@ -328,7 +338,7 @@ def _active_relationships():
     )
 
 
-def _active_relationship(consultant_id: str, organization_id: str):
+def _active_relationship(consultant_id: str, organization_id: str) -> Select[ClientRelationship]:
     """The active relationship between a consultant and an organization."""
     return _active_relationships().where(
         ClientRelationship.consultant_id == consultant_id, ClientRelationship.organization_id == organization_id

@@ -12,7 +12,7 @@ import datetime as dt
 import typing
 from decimal import ROUND_FLOOR, Decimal
 
-from sqlalchemy import delete, select
+from sqlalchemy import Select, delete, select
 from sqlalchemy.orm import Session
 
 from kindling import outbox
@@ -406,7 +406,7 @@ def _locked(db: Session, caller: Principal, request_id: str) -> GivingRequest:
     return request
 
 
-def _visible(caller: Principal):
+def _visible(caller: Principal) -> Select[GivingRequest]:
     """Admins and managers see the organization's requests, members their own."""
     statement = select(GivingRequest).where(GivingRequest.organization_id == caller.organization_id)
     if not caller.is_organiser:

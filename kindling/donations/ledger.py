@@ -119,7 +119,7 @@ def _statements(dialect: str) -> _Statements:
     claim = insert(ledgers)
     period = insert(periods)
 
-    def lock(table: Table, upsert, key: list[str]) -> Executable:
+    def lock(table: Table, upsert: postgresql.Insert | sqlite.Insert, key: list[str]) -> Executable:
         # An upsert that changes nothing: it takes the row's lock, making the row if missing, and
         # returns what the last transaction to hold it committed.
         return upsert.on_conflict_do_update(index_elements=key, set_={"reserved": table.c.reserved}).returning(

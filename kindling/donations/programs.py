@@ -48,7 +48,7 @@ def create_program(
     eligible_roles: list[str] | None = None,
     eligible_departments: list[str] | None = None,
     currency: str | None = None,
-    **rules,
+    **rules: float | None,
 ) -> GivingProgram:
     """A new program of the caller's organization, in `currency` (by default the organization's
     reporting currency, for good), recorded in the evidence log at version 1."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 import datetime as dt
 import logging
 
-from sqlalchemy import select
+from sqlalchemy import Select, select
 from sqlalchemy.orm import Session, joinedload
 
 from kindling.donations import giving
@@ -84,7 +84,7 @@ def _blank_to_none(value: str | None) -> str | None:
     return (value.strip() or None) if value is not None else None
 
 
-def _visible(caller: Principal):
+def _visible(caller: Principal) -> Select[Donation]:
     """Members see their own donations, organization admins all of the organization's."""
     statement = select(Donation).where(Donation.organization_id == caller.organization_id)
     if not caller.is_admin:

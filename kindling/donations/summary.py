@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 
-from sqlalchemy import and_, case, func, or_, select
+from sqlalchemy import ColumnElement, and_, case, func, or_, select
 from sqlalchemy.orm import Session
 
 from kindling.accounts.models import Organization, User
@@ -82,5 +82,5 @@ def summarize(db: Session, *, caller: Principal, year: int | None = None) -> tup
     ]
 
 
-def _in_periods(model, periods: list[tuple[str, dt.date]]):
+def _in_periods(model: type[GivingPeriod | GivingLedger], periods: list[tuple[str, dt.date]]) -> ColumnElement[bool]:
     return or_(*(and_(model.program_id == program_id, model.period_start == start) for program_id, start in periods))

@@ -6,7 +6,7 @@ import base64
 import datetime as dt
 import typing
 
-from sqlalchemy import Table, bindparam, func, insert, select, update
+from sqlalchemy import Row, Select, Table, bindparam, func, insert, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session
 
@@ -219,7 +219,7 @@ def _advance_head(db: Session, organization_id: str) -> tuple[int, str]:
     return row.seq + 1, row.hash
 
 
-def _range(statement, since: dt.datetime | None, until: dt.datetime | None, location: str):
+def _range(statement: Select, since: dt.datetime | None, until: dt.datetime | None, location: str) -> Select:
     if since is not None and until is not None and since > until:
         raise invalid(location, "from", "must not be after to")
     if since is not None:
@@ -254,7 +254,7 @@ def list_events(
     return events[:limit], encode_seq_cursor(events[limit - 1]["seq"])
 
 
-def _stream(db: Session, statement):
+def _stream(db: Session, statement: Select) -> typing.Iterator[dict]:
     """The events `statement` selects, as they are hashed and shown, read in batches: memory stays
     flat however long the chain (a server-side cursor on PostgreSQL)."""
     for seq, organization_id, type_, kind, subject_id, actor_id, data, occurred_at, prev_hash, hash_ in db.execute(
@@ -367,7 +367,7 @@ class _Links:
         self.first_unlinked: int | None = None
         self._expected, self._previous = 1, GENESIS_HASH
 
-    def hashes(self, rows) -> typing.Iterator[bytes]:
+    def hashes(self, rows: typing.Iterable[Row[int, str, str]]) -> typing.Iterator[bytes]:
         """Each row's stored hash, as the tree's leaves, once its links are checked."""
         for seq, prev_hash, hash_ in rows:
             self.count += 1

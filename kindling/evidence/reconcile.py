@@ -8,6 +8,7 @@ events are hashed with the log's others."""
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Iterator
 
 import sqlalchemy as sa
 from sqlalchemy import select
@@ -19,6 +20,8 @@ from kindling.evidence.models import EvidenceEvent
 from kindling.platform.base import UTCDateTime
 
 _events = EvidenceEvent.__table__
+# (the record's id, its facts the log implies, its facts in the table), None on the side that has none.
+Difference = tuple[str, dict | None, dict | None]
 
 
 def _common() -> tuple:
@@ -138,7 +141,7 @@ def reconcile(db: Session, *, organization_id: str, up_to: int) -> Reconciliatio
     return found
 
 
-def wellbeing_week_differences(db: Session, *, organization_id: str, up_to: int):
+def wellbeing_week_differences(db: Session, *, organization_id: str, up_to: int) -> Iterator[Difference]:
     """(Monday, figures in the log, figures in the table) of each published wellbeing week where
     the two differ: every figure of the week as published against its `wellbeing.published` events
     up to seq `up_to`. A week the table shows unpublished (revision 0) has no figures there."""
@@ -164,7 +167,7 @@ def wellbeing_week_differences(db: Session, *, organization_id: str, up_to: int)
             yield monday, logged, facts
 
 
-def _week_facts(row) -> dict:
+def _week_facts(row: sa.Row) -> dict:
     """A published week's row, in the shape of its `wellbeing.published` event."""
     sentiment = (
         None if row.positive is None else {"positive": row.positive, "neutral": row.neutral, "negative": row.negative}
@@ -186,7 +189,9 @@ def _week_facts(row) -> dict:
     )
 
 
-def _differences(db: Session, organization_id: str, up_to: int, kind: str, table, found: Reconciliation):
+def _differences(
+    db: Session, organization_id: str, up_to: int, kind: str, table: sa.TableClause, found: Reconciliation
+) -> Iterator[Difference]:
     """(id, facts in the log, facts in the table) of each record of `kind` where the two differ."""
     table_facts = _TABLE_FACTS[kind]
     after: str | None = None
@@ -246,7 +251,7 @@ _EVENT_COLUMNS = tuple(
 # the order of `_RECORDS`' columns: a Row's attributes cost many times its items.
 
 
-def _act_facts(row) -> dict:
+def _act_facts(row: sa.Row) -> dict:
     _, _, created_at, category, requested_level, verified_level, verification_status = row
     return {
         "createdAt": timestamp(created_at),
@@ -257,17 +262,17 @@ def _act_facts(row) -> dict:
     }
 
 
-def _check_in_facts(row) -> dict:
+def _check_in_facts(row: sa.Row) -> dict:
     _, _, checked_in_at, user_id, verified, hours = row
     return {"checkedInAt": timestamp(checked_in_at), "userId": user_id, "verified": verified, "hours": hours}
 
 
-def _donation_facts(row) -> dict:
+def _donation_facts(row: sa.Row) -> dict:
     _, _, created_at, amount, currency, status = row
     return {"createdAt": timestamp(created_at), "amount": amount, "currency": currency, "status": status}
 
 
-def _giving_request_facts(row) -> dict:
+def _giving_request_facts(row: sa.Row) -> dict:
     _, _, created_at, program_id, program_version, kind, status, amount, computed_amount, capped, currency = row
     return {
         "createdAt": timestamp(created_at),
@@ -282,7 +287,7 @@ def _giving_request_facts(row) -> dict:
     }
 
 
-def _member_facts(row) -> dict:
+def _member_facts(row: sa.Row) -> dict:
     _, _, active = row
     return {"active": active}
 

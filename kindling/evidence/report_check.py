@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+from collections.abc import Callable
 from decimal import ROUND_HALF_UP, Decimal
 
 from kindling.evidence import replay
@@ -19,6 +20,8 @@ EXTERNAL_LEVEL = 5
 PERIOD_WEEKS = {"week": 1, "month": 4, "quarter": 13, "year": 52}
 # Giving requests that commit the company's money, and the one that carries evidence (docs/evidence.md).
 COMMITTED, PAID = frozenset({"approved", "paid"}), "paid"
+# A metric's figure from the report's indicator: (value, evidence), and money's unconverted amounts.
+_Measure = Callable[[dict], tuple]
 
 
 @dataclasses.dataclass
@@ -130,7 +133,7 @@ def _figures(events: list[dict], report: dict) -> dict:
             amounts[facts["kind"]].append((facts["currency"], moment, facts["amount"]))
     quotes = _Quotes(report.get("rates", []))
 
-    def money(figure: str, evidence: _Counts):
+    def money(figure: str, evidence: _Counts) -> _Measure:
         def measure(indicator: dict) -> tuple:
             total, unconverted = quotes.total(amounts[figure], indicator["unit"])
             return float(major_units(total, indicator["unit"])), evidence.evidence(), unconverted
@@ -142,7 +145,7 @@ def _figures(events: list[dict], report: dict) -> dict:
     published = [weeks[monday] for monday in _mondays(report["period"], end) if monday in weeks]
     responses = sum(week["responses"] for week in published)
 
-    def survey(measure: str):
+    def survey(measure: str) -> _Measure:
         # The published (noisy) averages, weighted by each week's respondents, as the report takes them.
         weighted = [
             (Decimal(repr(week["averages"][measure])), week["respondents"])
@@ -153,17 +156,17 @@ def _figures(events: list[dict], report: dict) -> dict:
         value = None if not count else _rounded(sum((v * w for v, w in weighted), Decimal(0)) / count, "0.01")
         return lambda _: (None if not published else value, {"verified": responses, "total": responses})
 
-    def participation(_):
+    def participation(_: dict) -> tuple[float | None, dict]:
         # The most people of one published week, of the active members; at most everyone.
         respondents = max((week["respondents"] for week in published), default=0)
         value = None if not published else min(_percent(respondents, members), 100.0)
         return value, {"verified": respondents, "total": members}
 
-    def category(name: str):
+    def category(name: str) -> _Measure:
         counts = by_category.get(name, _Counts())
         return lambda _: (counts.total, counts.evidence())
 
-    measures = {
+    measures: dict[str, _Measure] = {
         "kindness_acts": lambda _: (acts.total, acts.evidence()),
         "verified_kindness_share": lambda _: (_percent(acts.verified, acts.total), acts.evidence()),
         "volunteer_hours": lambda _: (_rounded(Decimal(hundredths) / 100, "0.1"), check_ins.evidence()),
@@ -179,8 +182,8 @@ def _figures(events: list[dict], report: dict) -> dict:
         "wellbeing_stress_average": survey("stress"),
     }
 
-    class Measures(dict):
-        def __missing__(self, metric: str):
+    class Measures(dict[str, _Measure]):
+        def __missing__(self, metric: str) -> _Measure:
             if metric.startswith("kindness_acts_"):
                 return category(metric.removeprefix("kindness_acts_"))
             raise BundleError(f"the report names a metric this verifier does not know: {metric!r}")

@@ -215,7 +215,7 @@ def handler(witness: Witness) -> type[http.server.BaseHTTPRequestHandler]:
             self.end_headers()
             self.wfile.write(raw)
 
-        def log_message(self, format: str, *args) -> None:  # noqa: A002 - the base class's name
+        def log_message(self, format: str, *args: object) -> None:  # noqa: A002 - the base class's name
             pass
 
     return Handler

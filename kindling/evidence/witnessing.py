@@ -260,7 +260,9 @@ def submit_due(session_factory: sessionmaker[Session], policy: DestinationPolicy
     cosigned = 0
     for checkpoint, note, found in work:
 
-        def prove(old: int, organization_id=checkpoint.organization_id, size=checkpoint.seq) -> list[bytes]:
+        def prove(
+            old: int, organization_id: str = checkpoint.organization_id, size: int = checkpoint.seq
+        ) -> list[bytes]:
             with session_factory() as db:
                 return merkle.consistency_proof(old, size, tree.reader(db, organization_id))
 

@@ -13,7 +13,7 @@ import dataclasses
 import datetime as dt
 import hashlib
 
-from sqlalchemy import bindparam, delete, func, select, true, update
+from sqlalchemy import Insert, bindparam, delete, func, select, true, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session
 
@@ -115,13 +115,13 @@ def _claim(attempt: Attempt, now: dt.datetime) -> dict:
     }
 
 
-def _insert(db: Session):
+def _insert(db: Session) -> postgresql.Insert | sqlite.Insert:
     """An INSERT of a response in the dialect of `db`, which can skip a conflicting key."""
     insert = postgresql.insert if db.get_bind().dialect.name == "postgresql" else sqlite.insert
     return insert(IdempotentResponse)
 
 
-def _claim_statement(dialect: str):
+def _claim_statement(dialect: str) -> Insert:
     """The claim of a key, skipped when it is taken (on PostgreSQL, also while its lock is)."""
     columns = IdempotentResponse.__table__.c
     values = select(*(bindparam(name, type_=columns[name].type) for name in _CLAIMED))

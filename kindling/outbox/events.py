@@ -76,7 +76,7 @@ def emit(db: DbSession, *, consultant_id: str, type: str, data: dict) -> Webhook
     return event
 
 
-def _json_value(value):
+def _json_value(value: object) -> str:
     if isinstance(value, dt.datetime):
         return value.astimezone(dt.UTC).isoformat()
     raise TypeError(f"{type(value).__name__} is not JSON serializable")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import datetime as dt
 import uuid
 
-from sqlalchemy import DateTime, MetaData, TypeDecorator
+from sqlalchemy import DateTime, Dialect, MetaData, TypeDecorator
 from sqlalchemy.orm import DeclarativeBase
 
 # Constraint names must be identical on SQLite and PostgreSQL for migrations to agree.
@@ -18,20 +18,20 @@ NAMING_CONVENTION = {
 }
 
 
-class UTCDateTime(TypeDecorator):
+class UTCDateTime(TypeDecorator[dt.datetime]):
     """A timezone-aware UTC timestamp on every backend (SQLite keeps no zone)."""
 
     impl = DateTime(timezone=True)
     cache_ok = True
 
-    def process_bind_param(self, value: dt.datetime | None, dialect):
+    def process_bind_param(self, value: dt.datetime | None, dialect: Dialect) -> dt.datetime | None:
         if value is not None:
             if value.tzinfo is None:
                 raise ValueError("naive datetime given to a UTC column")
             value = value.astimezone(dt.UTC)
         return value
 
-    def process_result_value(self, value: dt.datetime | None, dialect):
+    def process_result_value(self, value: dt.datetime | None, dialect: Dialect) -> dt.datetime | None:
         if value is not None and value.tzinfo is None:
             value = value.replace(tzinfo=dt.UTC)
         return value

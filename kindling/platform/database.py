@@ -15,7 +15,13 @@ import orjson
 import psycopg2
 import psycopg2.extensions as ext
 from sqlalchemy import Connection, CursorResult, Engine, Executable, create_engine, event
+from sqlalchemy.engine import ExceptionContext
+from sqlalchemy.engine.interfaces import DBAPIConnection
 from sqlalchemy.orm import Session, sessionmaker
+from sqlalchemy.pool import ConnectionPoolEntry
+
+if typing.TYPE_CHECKING:
+    from alembic.config import Config
 
 MIGRATIONS = pathlib.Path(__file__).parent.parent / "migrations"
 # How long PostgreSQL may stay silent: while a connection is set up, and then, on the engines
@@ -61,7 +67,7 @@ def make_engine(url: str, *, silence_limit: float | None = SILENCE_LIMIT) -> Eng
     if silence_limit is not None:
 
         @event.listens_for(engine, "connect")
-        def limit_silence(dbapi_connection, _record):
+        def limit_silence(dbapi_connection: DBAPIConnection, _record: ConnectionPoolEntry) -> None:
             _silence_limits[dbapi_connection] = silence_limit
 
     return engine
@@ -78,7 +84,7 @@ def _leave_pool_when_demoted(engine: Engine) -> None:
     the new primary. The request answers 503 with Retry-After, never 500."""
 
     @event.listens_for(engine, "handle_error")
-    def demoted(context):
+    def demoted(context: ExceptionContext) -> None:
         if getattr(context.original_exception, "pgcode", None) in FAILOVER_STATES:
             context.is_disconnect = True
 
@@ -96,7 +102,7 @@ def blocking_waits() -> typing.Iterator[None]:
         ext.set_wait_callback(callback)
 
 
-def _wait_for_server(connection) -> None:
+def _wait_for_server(connection: ext.connection) -> None:
     """psycopg2's wait callback (its `extras.wait_select`, with limits). A frozen server is the
     case TCP cannot catch: its kernel acknowledges every packet, so neither keepalives nor the
     user timeout fire, and libpq's own connect_timeout does not apply to connections waited on
@@ -123,7 +129,7 @@ def _sqlite_transactions(engine: Engine) -> None:
     # (the documented recipe). IMMEDIATE takes the write lock up front, so concurrent
     # read-then-write transactions queue (busy timeout) instead of failing as "locked".
     @event.listens_for(engine, "connect")
-    def connect(dbapi_connection, _record):
+    def connect(dbapi_connection: sqlite3.Connection, _record: ConnectionPoolEntry) -> None:
         dbapi_connection.isolation_level = None
         cursor = dbapi_connection.cursor()
         cursor.execute("PRAGMA foreign_keys=ON")
@@ -133,7 +139,7 @@ def _sqlite_transactions(engine: Engine) -> None:
         cursor.close()
 
     @event.listens_for(engine, "begin")
-    def begin(connection):
+    def begin(connection: Connection) -> None:
         connection.exec_driver_sql("BEGIN IMMEDIATE")
 
 
@@ -160,7 +166,7 @@ def make_session_factory(engine: Engine) -> sessionmaker[Session]:
     return sessionmaker(bind=engine, expire_on_commit=False)
 
 
-def alembic_config(url: str):
+def alembic_config(url: str) -> Config:
     """Alembic's configuration for the database at `url`."""
     # Imported here: the server imports this module at start and never migrates in workers.
     from alembic.config import Config

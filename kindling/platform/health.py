@@ -8,6 +8,7 @@ import dataclasses
 import logging
 import threading
 import time
+from collections.abc import Callable
 
 from sqlalchemy import Engine
 from sqlalchemy.pool import PoolProxiedConnection
@@ -114,7 +115,7 @@ def run_checks(database: DatabaseProbe, cache: Cache) -> dict[str, CheckResult]:
     return results
 
 
-def _timed(check, *arguments) -> float:
+def _timed(check: Callable[..., object], *arguments: object) -> float:
     started = time.perf_counter()
     check(*arguments)
     return _ms(started)

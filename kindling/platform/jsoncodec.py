@@ -17,12 +17,12 @@ import orjson
 OPTIONS = orjson.OPT_NAIVE_UTC | orjson.OPT_NON_STR_KEYS
 
 
-def _default(value):
+def _default(value: object) -> float:
     if isinstance(value, decimal.Decimal):
         return float(value)
     raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
 
 
-def dumps(data) -> bytes:
+def dumps(data: object) -> bytes:
     """`data` as compact JSON."""
     return orjson.dumps(data, default=_default, option=OPTIONS)

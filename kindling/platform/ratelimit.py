@@ -6,6 +6,8 @@ import dataclasses
 import logging
 import math
 import time
+from collections.abc import Callable
+from typing import TypeVar
 
 from limits import RateLimitItemPerSecond
 from limits.storage import MemoryStorage, RedisSentinelStorage, RedisStorage, Storage
@@ -16,6 +18,7 @@ from kindling.platform.cache import SENTINEL_SCHEME, redis_breaker
 from kindling.platform.circuit import CircuitBreaker
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 # Requests per window for each rule (docs/decisions.md §10); RATE_LIMIT_MULTIPLIER scales them.
 RULES = {
@@ -108,7 +111,7 @@ class RateLimiter:
         if self._primary is not self._fallback:
             self._primary.reset()
 
-    def _call(self, operation):
+    def _call(self, operation: Callable[[Storage], T]) -> T:
         return self._breaker.call(lambda: operation(self._primary), lambda: operation(self._fallback))
 
 

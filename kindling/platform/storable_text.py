@@ -8,7 +8,7 @@ import re
 _UNSTORABLE = re.compile("[\x00\ud800-\udfff]")
 
 
-def carries_unstorable_text(value) -> bool:
+def carries_unstorable_text(value: object) -> bool:
     """True when a string anywhere in the parsed JSON `value`, key or item, cannot be stored."""
     if isinstance(value, str):
         return _UNSTORABLE.search(value) is not None

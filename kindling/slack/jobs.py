@@ -15,6 +15,7 @@ import json
 import logging
 
 import requests
+from slack_sdk import WebClient
 from sqlalchemy import or_, select, update
 from sqlalchemy.orm import Session, sessionmaker
 
@@ -159,13 +160,15 @@ def _step(db: Session, settings: Settings, cache: Cache, job: SlackJob) -> None:
         raise _Retry(str(exc)) from None
 
 
-def _progress(db: Session, job: SlackJob, **done) -> None:
+def _progress(db: Session, job: SlackJob, **done: object) -> None:
     """Keep what the job has done so far, committed, so a retry goes on from there."""
     job.payload = {**job.payload, **done}
     db.commit()
 
 
-def _record(db: Session, cache: Cache, web, policy: DestinationPolicy, found: SlackInstallation, job: SlackJob) -> None:
+def _record(
+    db: Session, cache: Cache, web: WebClient, policy: DestinationPolicy, found: SlackInstallation, job: SlackJob
+) -> None:
     payload = job.payload
     sender_id, recipient_id = payload["senderSlackId"], payload["recipientSlackId"]
     if "actId" not in payload:
@@ -211,7 +214,7 @@ def _record(db: Session, cache: Cache, web, policy: DestinationPolicy, found: Sl
     )
 
 
-def _reply(web, policy: DestinationPolicy, payload: dict, message: dict) -> None:
+def _reply(web: WebClient, policy: DestinationPolicy, payload: dict, message: dict) -> None:
     """Answer the person who asked: through the request's `response_url`, else in a direct message."""
     url = payload.get("responseUrl")
     if not url:
@@ -238,7 +241,7 @@ def _reply(web, policy: DestinationPolicy, payload: dict, message: dict) -> None
         raise _Retry(f"response_url: HTTP {response.status_code}")
 
 
-def _home(db: Session, web, found: SlackInstallation, slack_id: str) -> None:
+def _home(db: Session, web: WebClient, found: SlackInstallation, slack_id: str) -> None:
     try:
         member = recognition.member_of(db, web, installation=found, slack_id=slack_id)
     except recognition.Unmatched as unmatched:

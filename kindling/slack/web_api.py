@@ -35,7 +35,7 @@ def client(base_url: str, *, token: str | None = None, timeout: int = IN_WORKER_
     return WebClient(token=token, base_url=base_url, timeout=timeout, retry_handlers=[])
 
 
-def call(web: WebClient, method: str, **arguments) -> dict:
+def call(web: WebClient, method: str, **arguments: object) -> dict:
     """`web.<method>(**arguments)`'s answer; SlackUnavailable when Slack says no or is not reached."""
     try:
         response = getattr(web, method)(**arguments)

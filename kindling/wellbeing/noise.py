@@ -79,17 +79,17 @@ class Release:
 
 
 @functools.cache
-def _count(scale: float):
+def _count(scale: float) -> dp.Measurement:
     return dp.m.make_laplace(dp.atom_domain(T=int), dp.absolute_distance(T=int), scale=scale)
 
 
 @functools.cache
-def _sum(scale: float):
+def _sum(scale: float) -> dp.Measurement:
     return dp.m.make_laplace(dp.atom_domain(T=float, nan=False), dp.absolute_distance(T=float), scale=scale)
 
 
 @functools.cache
-def _histogram(scale: float):
+def _histogram(scale: float) -> dp.Measurement:
     return dp.m.make_laplace(dp.vector_domain(dp.atom_domain(T=int)), dp.l1_distance(T=int), scale=scale)
 
 

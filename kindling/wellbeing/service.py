@@ -26,7 +26,7 @@ import functools
 from collections.abc import Callable, Collection
 from decimal import ROUND_HALF_UP, Decimal
 
-from sqlalchemy import and_, func, or_, select, update
+from sqlalchemy import Select, and_, func, or_, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session
 from vaderSentiment.vaderSentiment import SentimentIntensityAnalyzer
@@ -149,7 +149,7 @@ def create_response(
     return response
 
 
-def _own(caller: Principal):
+def _own(caller: Principal) -> Select[WellbeingResponse]:
     return select(WellbeingResponse).where(
         WellbeingResponse.organization_id == caller.organization_id, WellbeingResponse.user_id == caller.user_id
     )

@@ -4,12 +4,13 @@ Kindling keeps. Anything else is `invalidFilter`: a filter is never dropped, so 
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Callable
 from typing import Any
 
 from scim2_models import InvalidFilterException, ScimFilter
-from scim2_models.path import Comparison, FilterVisitor, LogicalExpr, Not, Present, ValuePath
+from scim2_models.path import AttrPath, Comparison, FilterVisitor, LogicalExpr, Not, Present, ValuePath
 from sqlalchemy import and_, false, func, not_, or_, true
-from sqlalchemy.sql.elements import ColumnElement
+from sqlalchemy.sql.elements import ColumnElement, SQLCoreOperations
 
 # Longer filters are refused before parsing: no directory sends more than a few clauses.
 MAX_LENGTH = 2000
@@ -19,7 +20,11 @@ EQUALITY = frozenset({"eq", "ne", "pr"})
 class Attribute:
     """A filterable attribute: its column and how its values compare."""
 
-    def __init__(self, column, *, kind: str = "text", case_exact: bool = False, key: Any = None) -> None:
+    def __init__(
+        self, column: Any, *, kind: str = "text", case_exact: bool = False, key: Callable[[str], str] | None = None
+    ) -> None:
+        # A mapped column; for `membership` the function of (operator, value) that makes the
+        # condition, for `constant` the one value the attribute has.
         self.column = column
         self.kind = kind  # text | boolean | datetime | membership | constant
         self.case_exact = case_exact
@@ -43,7 +48,7 @@ def where(
     return _ToSql(attributes, values or {}).visit(parsed.ast)
 
 
-def _name(attr_path, default_uri: str | None = None) -> str:
+def _name(attr_path: AttrPath, default_uri: str | None = None) -> str:
     name = attr_path.attr if attr_path.sub_attr is None else f"{attr_path.attr}.{attr_path.sub_attr}"
     return f"{attr_path.uri}:{name}".lower() if attr_path.uri and attr_path.uri != default_uri else name.lower()
 
@@ -53,7 +58,7 @@ class _ToSql(FilterVisitor[ColumnElement[bool]]):
         self.attributes = attributes
         self.values = values
 
-    def _attribute(self, attr_path, table: dict[str, Attribute] | None = None) -> Attribute:
+    def _attribute(self, attr_path: AttrPath, table: dict[str, Attribute] | None = None) -> Attribute:
         table = self.attributes if table is None else table
         name = _name(attr_path)
         for candidate in (
@@ -129,7 +134,7 @@ def _compare(attribute: Attribute, op: str, value: Any) -> ColumnElement[bool]:
     return _ordered(column, op, value)
 
 
-def _ordered(column, op: str, value: Any) -> ColumnElement[bool]:
+def _ordered(column: SQLCoreOperations[Any], op: str, value: Any) -> ColumnElement[bool]:
     if op == "eq":
         return column == value
     if op == "ne":

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from scim2_models import Context, InvalidValueException, Meta, NotFoundException, PatchOp, UniquenessException
-from sqlalchemy import delete, func, insert, select
+from sqlalchemy import Exists, delete, func, insert, select
 from sqlalchemy.orm import Session
 
 from kindling.accounts import roles
@@ -18,7 +18,7 @@ from kindling.platform import pagination
 from kindling.platform.base import utcnow
 
 
-def _member(operator: str | None, value: str | None):
+def _member(operator: str | None, value: str | None) -> Exists:
     members = select(GroupMembership.group_id).where(GroupMembership.group_id == DirectoryGroup.id)
     if operator is not None:
         members = members.where(GroupMembership.user_id == value)

@@ -6,7 +6,8 @@ what a client can really write and read back.
 
 from __future__ import annotations
 
-from typing import Annotated, Any, ClassVar
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar
 
 from pydantic import Field, ValidationError
 from scim2_models import (
@@ -40,6 +41,9 @@ from scim2_models import (
     Sort,
     Uniqueness,
 )
+
+if TYPE_CHECKING:
+    from kindling.accounts.scim.users import Page
 
 MAX_RESULTS = 200
 
@@ -266,7 +270,7 @@ def check_lengths(resource: Resource) -> None:
             raise InvalidValueException(detail=f"{path} is longer than {limit} characters")
 
 
-def _texts(value: object, path: str = ""):
+def _texts(value: object, path: str = "") -> Iterator[tuple[str, str]]:
     if isinstance(value, str):
         yield path, value
     elif isinstance(value, dict):
@@ -290,11 +294,16 @@ def response_parameters(model: Any, attributes: str | None, excluded_attributes:
         ) from None
 
 
-def dump(resource, parameters=None, *, context: Context = Context.RESOURCE_QUERY_RESPONSE) -> dict:
+def dump(
+    resource: Resource,
+    parameters: ResponseParameters[Any] | None = None,
+    *,
+    context: Context = Context.RESOURCE_QUERY_RESPONSE,
+) -> dict:
     return resource.model_dump(scim_ctx=context, response_parameters=parameters)
 
 
-def dump_list(model: Any, page, parameters=None) -> dict:
+def dump_list(model: Any, page: Page, parameters: ResponseParameters[Any] | None = None) -> dict:
     """A ListResponse of a page: integer counters, 1-based startIndex (RFC 7644 §3.4.2.4)."""
     messages: Any = ListResponse
     message = messages[model](
