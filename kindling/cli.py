@@ -145,6 +145,11 @@ def main(argv: list[str] | None = None) -> int:
 
     try:
         settings = Settings.from_env()
+        if args.command in ("serve", "worker"):
+            from kindling.evidence.signing import configured_keys
+
+            # A signing key that does not parse stops the start here, in one line.
+            configured_keys(settings)
     except ConfigError as exc:
         print(f"kindling: configuration error: {exc}", file=sys.stderr)
         return 2

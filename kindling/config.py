@@ -10,8 +10,6 @@ import typing
 import urllib.parse
 from collections.abc import Mapping
 
-from kindling.evidence.keys import parse_private_key, parse_public_keys
-
 ENVIRONMENTS = ("development", "test", "staging", "production")
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
 DEFAULT_DATABASE_URL = "sqlite:///kindling.db"
@@ -52,9 +50,10 @@ class Settings:
     log_level: str = "INFO"
     # Wellbeing comments older than this are deleted by `kindling worker` (docs/decisions.md §15).
     wellbeing_comment_retention_days: int = 365
-    # Ed25519 seed evidence is signed with, and the raw public keys it was signed with before.
-    evidence_signing_key: bytes | None = None
-    evidence_previous_keys: tuple[bytes, ...] = ()
+    # The Ed25519 key evidence is signed with (PEM, or a base64 seed) and the base64 public keys
+    # it was signed with before, as written: kindling.evidence.signing parses them.
+    evidence_signing_key: str | None = None
+    evidence_previous_keys: str = ""
     # The mail server attestations are sent through (smtp:// with STARTTLS when offered, or
     # smtps://) and the sender they come from; their /attest links point to `public_url`.
     smtp_url: str | None = None
@@ -142,19 +141,11 @@ class Settings:
         secret_key = text("SECRET_KEY")
         if environment == "production" and (secret_key is None or len(secret_key) < 32):
             raise ConfigError("SECRET_KEY of at least 32 characters is required when ENVIRONMENT=production")
-        signing_key_text = text("EVIDENCE_SIGNING_KEY")
-        if signing_key_text is None and environment == "production":
+        signing_key = text("EVIDENCE_SIGNING_KEY")
+        if signing_key is None and environment == "production":
             raise ConfigError(
                 "EVIDENCE_SIGNING_KEY (an Ed25519 private key: PEM, or a base64 32-byte seed) is required when ENVIRONMENT=production"
             )
-        try:
-            signing_key = None if signing_key_text is None else parse_private_key(signing_key_text)
-        except ValueError as exc:
-            raise ConfigError(f"EVIDENCE_SIGNING_KEY {exc}") from None
-        try:
-            previous_keys = parse_public_keys(text("EVIDENCE_PREVIOUS_KEYS", ""))
-        except ValueError as exc:
-            raise ConfigError(f"EVIDENCE_PREVIOUS_KEYS: {exc}") from None
         public_url = text("PUBLIC_URL")
         if public_url is not None:
             public_url = public_url.rstrip("/")
@@ -184,7 +175,7 @@ class Settings:
             log_level=log_level,
             wellbeing_comment_retention_days=int(retention_text),
             evidence_signing_key=signing_key,
-            evidence_previous_keys=previous_keys,
+            evidence_previous_keys=text("EVIDENCE_PREVIOUS_KEYS", ""),
             smtp_url=smtp_url,
             mail_from=mail_from,
             **slack,

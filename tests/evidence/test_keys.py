@@ -16,7 +16,8 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from kindling.config import ConfigError, Settings
 from kindling.evidence.keys import embedded_key_path, make_signer
-from kindling.evidence.signing import signer_for
+from kindling.evidence.signing import configured_keys, signer_for
+from kindling.web.app import create_app
 
 PRODUCTION = {"ENVIRONMENT": "production", "SECRET_KEY": "s" * 32, "DATABASE_URL": "postgresql+psycopg2://k@db/k"}
 
@@ -28,13 +29,15 @@ def seed_of(key: Ed25519PrivateKey) -> bytes:
 def test_a_pem_key_and_a_base64_seed_are_the_same_key():
     key = Ed25519PrivateKey.generate()
     pem = key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption())
-    from_pem = Settings.from_env({**PRODUCTION, "EVIDENCE_SIGNING_KEY": pem.decode()})
-    from_seed = Settings.from_env({**PRODUCTION, "EVIDENCE_SIGNING_KEY": base64.b64encode(seed_of(key)).decode()})
-    # Platforms that hold variables on one line: a PEM with literal \\n sequences.
-    escaped = Settings.from_env({**PRODUCTION, "EVIDENCE_SIGNING_KEY": pem.decode().replace("\n", "\\n")})
-    assert (
-        from_pem.evidence_signing_key == from_seed.evidence_signing_key == escaped.evidence_signing_key == seed_of(key)
+    from_pem = configured_keys(Settings.from_env({**PRODUCTION, "EVIDENCE_SIGNING_KEY": pem.decode()}))
+    from_seed = configured_keys(
+        Settings.from_env({**PRODUCTION, "EVIDENCE_SIGNING_KEY": base64.b64encode(seed_of(key)).decode()})
     )
+    # Platforms that hold variables on one line: a PEM with literal \\n sequences.
+    escaped = configured_keys(
+        Settings.from_env({**PRODUCTION, "EVIDENCE_SIGNING_KEY": pem.decode().replace("\n", "\\n")})
+    )
+    assert from_pem == from_seed == escaped == (seed_of(key), ())
 
 
 def other_pem() -> str:
@@ -64,17 +67,26 @@ def other_pem() -> str:
 )
 def test_bad_keys_fail_with_one_line(env, says):
     with pytest.raises(ConfigError) as raised:
-        Settings.from_env(env)
+        configured_keys(Settings.from_env(env))
     message = str(raised.value)
     assert says in message and "\n" not in message
     # Never the key itself.
     assert all(len(value) < 20 or value not in message for value in env.values())
 
 
-def test_the_server_refuses_to_start_in_production_without_a_key():
+@pytest.mark.parametrize(
+    "command, env",
+    [
+        ("serve", PRODUCTION),
+        ("serve", {"EVIDENCE_SIGNING_KEY": "not base64!"}),
+        ("worker", {"EVIDENCE_SIGNING_KEY": base64.b64encode(b"short").decode()}),
+    ],
+)
+def test_the_server_and_the_worker_refuse_to_start_without_a_good_key(tmp_path, command, env):
     result = subprocess.run(
-        [sys.executable, "-m", "kindling.cli", "serve"],
-        env={"PATH": os.environ["PATH"], **PRODUCTION},
+        [sys.executable, "-m", "kindling.cli", command],
+        env={"PATH": os.environ["PATH"], **env},
+        cwd=tmp_path,
         capture_output=True,
         text=True,
         timeout=60,
@@ -82,6 +94,17 @@ def test_the_server_refuses_to_start_in_production_without_a_key():
     assert result.returncode == 2
     assert result.stderr.strip().count("\n") == 0 and "EVIDENCE_SIGNING_KEY" in result.stderr
     assert "Traceback" not in result.stderr
+    # Refused before the embedded database or its key is made.
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_the_app_factory_refuses_a_key_that_does_not_parse(tmp_path):
+    settings = Settings.from_env(
+        {"DATABASE_URL": f"sqlite:///{tmp_path / 'kindling.db'}", "EVIDENCE_PREVIOUS_KEYS": "abc"}
+    )
+    with pytest.raises(ConfigError, match="^EVIDENCE_PREVIOUS_KEYS: "):
+        create_app(settings)
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_an_embedded_database_makes_its_key_once_and_keeps_it(tmp_path):
