@@ -14,7 +14,7 @@ import collections
 import datetime as dt
 import typing
 
-from sqlalchemy import func, insert, select, update
+from sqlalchemy import Table, bindparam, func, insert, select, update
 from sqlalchemy.orm import Session as DbSession
 
 from kindling.accounts import mailboxes
@@ -31,13 +31,58 @@ from kindling.platform import addresses, pagination
 from kindling.platform.access import Principal, canonical_id
 from kindling.platform.base import utcnow
 from kindling.platform.cache import Cache
-from kindling.platform.database import changed_rows
 from kindling.platform.daterange import parse_range
 
 RIPPLE_WINDOW = dt.timedelta(days=30)
 RIPPLE_CAP = 10
 # The fields a change of an act may touch, as the evidence log names them.
 _CHANGEABLE = ("description", "category", "media", "requestedLevel")
+# Built once: a create runs each of these, and constructing one costs more than running it. Core
+# on the session's connection: the ORM's bookkeeping of an UPDATE costs more still.
+_acts = typing.cast(Table, KindnessAct.__table__)
+_tallies = typing.cast(Table, KindnessTally.__table__)
+_recipient_tallies = typing.cast(Table, KindnessRecipientTally.__table__)
+_RAISE_RIPPLE_COUNTS = (
+    update(_acts)
+    .where(
+        _acts.c.organization_id == bindparam("organization"),
+        _acts.c.recipient_id == bindparam("sender"),
+        _acts.c.created_at >= bindparam("since"),
+        _acts.c.created_at < bindparam("at"),
+        _acts.c.ripple_count < RIPPLE_CAP,
+    )
+    .values(ripple_count=_acts.c.ripple_count + 1)
+    .returning(_acts.c.id, _acts.c.category)
+)
+_PASSED_ON = select(func.count()).select_from(
+    select(_acts.c.id)
+    .where(
+        _acts.c.organization_id == bindparam("organization"),
+        _acts.c.user_id == bindparam("recipient"),
+        _acts.c.created_at > bindparam("at"),
+        _acts.c.created_at <= bindparam("until"),
+    )
+    .limit(RIPPLE_CAP)
+    .subquery()
+)
+_ADD_TO_TALLY = (
+    update(_tallies)
+    .where(_tallies.c.organization_id == bindparam("organization"), _tallies.c.category == bindparam("tallied"))
+    .values(
+        acts=_tallies.c.acts + bindparam("added"),
+        verification_sum=_tallies.c.verification_sum + bindparam("verification"),
+        ripple_sum=_tallies.c.ripple_sum + bindparam("ripple"),
+    )
+)
+_COUNT_RECIPIENT = (
+    update(_recipient_tallies)
+    .where(
+        _recipient_tallies.c.organization_id == bindparam("organization"),
+        _recipient_tallies.c.recipient_id == bindparam("recipient"),
+    )
+    .values(acts=_recipient_tallies.c.acts + 1)
+)
+_ACTS_TOTAL = select(func.sum(_tallies.c.acts)).where(_tallies.c.organization_id == bindparam("organization"))
 # A page's acts, as named tuples of the table's columns. A SQLAlchemy Row looks each attribute up
 # on its class first and raises and catches an AttributeError there: reading an act's body from
 # a Row is what made a 100-act page slow (`python -m benchmarks.instructions`, with Rows and with these).
@@ -109,7 +154,7 @@ def create_act(
         },
     )
     kindness_stats.invalidate_after_commit(db, cache, organization_id)
-    total = db.scalar(select(func.sum(KindnessTally.acts)).where(KindnessTally.organization_id == organization_id))
+    total = db.connection().scalar(_ACTS_TOTAL, {"organization": organization_id})
     milestones.record_milestones(db, organization_id=organization_id, kindness_acts_total=total)
     return act
 
@@ -250,35 +295,21 @@ def _raise_ripple_counts(
     db: DbSession, organization_id: str, *, sender_id: str, at: dt.datetime
 ) -> collections.Counter:
     """Count an act sent at `at` towards the acts its sender received in the window before it."""
-    raised = db.scalars(
-        update(KindnessAct)
-        .where(
-            KindnessAct.organization_id == organization_id,
-            KindnessAct.recipient_id == sender_id,
-            KindnessAct.created_at >= at - RIPPLE_WINDOW,
-            KindnessAct.created_at < at,
-            KindnessAct.ripple_count < RIPPLE_CAP,
-        )
-        .values(ripple_count=KindnessAct.ripple_count + 1)
-        .returning(KindnessAct.category)
-    )
-    return collections.Counter(raised)
+    window = {"organization": organization_id, "sender": sender_id, "since": at - RIPPLE_WINDOW, "at": at}
+    raised: collections.Counter = collections.Counter()
+    for act_id, category in db.connection().execute(_RAISE_RIPPLE_COUNTS, window):
+        raised[category] += 1
+        # An act this session holds (one a batch recorded before) reads its new count again.
+        held = db.identity_map.get(db.identity_key(KindnessAct, act_id))
+        if held is not None:
+            db.expire(held, ["ripple_count"])
+    return raised
 
 
 def _ripple_count(db: DbSession, organization_id: str, *, recipient_id: str, at: dt.datetime) -> int:
     """min(10, acts `recipient_id` sent in (at, at + 30 days])."""
-    passed_on = (
-        select(KindnessAct.id)
-        .where(
-            KindnessAct.organization_id == organization_id,
-            KindnessAct.user_id == recipient_id,
-            KindnessAct.created_at > at,
-            KindnessAct.created_at <= at + RIPPLE_WINDOW,
-        )
-        .limit(RIPPLE_CAP)
-        .subquery()
-    )
-    return db.execute(select(func.count()).select_from(passed_on)).scalar_one()
+    parameters = {"organization": organization_id, "recipient": recipient_id, "at": at, "until": at + RIPPLE_WINDOW}
+    return db.connection().execute(_PASSED_ON, parameters).scalar_one()
 
 
 def _add_to_tally(db: DbSession, act: KindnessAct, *, sign: int) -> None:
@@ -298,41 +329,24 @@ def add_to_category_tally(
 ) -> None:
     """Add to the sums of an organization's category tally."""
     # Only called under the organization's lock, so update-else-insert cannot race.
-    changed = changed_rows(
-        db,
-        update(KindnessTally)
-        .where(KindnessTally.organization_id == organization_id, KindnessTally.category == category)
-        .values(
-            acts=KindnessTally.acts + acts,
-            verification_sum=KindnessTally.verification_sum + verification_sum,
-            ripple_sum=KindnessTally.ripple_sum + ripple_sum,
-        )
-        .execution_options(synchronize_session=False),
-    )
-    if changed == 0:
-        db.execute(
-            insert(KindnessTally).values(
-                organization_id=organization_id,
-                category=category,
-                acts=acts,
-                verification_sum=verification_sum,
-                ripple_sum=ripple_sum,
-            )
+    connection = db.connection()
+    added = {"organization": organization_id, "tallied": category, "added": acts, "verification": verification_sum}
+    if not connection.execute(_ADD_TO_TALLY, {**added, "ripple": ripple_sum}).rowcount:
+        connection.execute(
+            insert(_tallies),
+            {
+                "organization_id": organization_id,
+                "category": category,
+                "acts": acts,
+                "verification_sum": verification_sum,
+                "ripple_sum": ripple_sum,
+            },
         )
 
 
 def _count_recipient(db: DbSession, organization_id: str, recipient_id: str) -> None:
-    changed = changed_rows(
-        db,
-        update(KindnessRecipientTally)
-        .where(
-            KindnessRecipientTally.organization_id == organization_id,
-            KindnessRecipientTally.recipient_id == recipient_id,
-        )
-        .values(acts=KindnessRecipientTally.acts + 1)
-        .execution_options(synchronize_session=False),
-    )
-    if changed == 0:
-        db.execute(
-            insert(KindnessRecipientTally).values(organization_id=organization_id, recipient_id=recipient_id, acts=1)
+    connection = db.connection()
+    if not connection.execute(_COUNT_RECIPIENT, {"organization": organization_id, "recipient": recipient_id}).rowcount:
+        connection.execute(
+            insert(_recipient_tallies), {"organization_id": organization_id, "recipient_id": recipient_id, "acts": 1}
         )
