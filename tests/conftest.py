@@ -6,6 +6,7 @@ SQLite file) and TEST_REDIS_URL (default: none, so the in-process cache and limi
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import time
 
@@ -16,6 +17,7 @@ from kindling.config import Settings
 from kindling.platform.database import upgrade
 from kindling.web.app import create_app
 from tests import factories
+from tests.factories import donations, identity
 
 # `live` before the servers that import it, so that pytest rewrites its assertions too.
 pytest_plugins = [
@@ -27,6 +29,7 @@ pytest_plugins = [
     "tests.servers.mail",
     "tests.servers.openid_provider",
     "tests.servers.receiver",
+    "tests.servers.silent",
 ]
 
 
@@ -79,6 +82,28 @@ def db(request, runtime):
     runtime.session_factory.configure(bind=runtime.engine, join_transaction_mode="conditional_savepoint")
     outer.rollback()
     connection.close()
+
+
+@pytest.fixture
+def settings_with(monkeypatch, runtime):
+    """Run the app with some settings changed for one test: `settings_with(field=value, …)`."""
+
+    def change(**fields) -> None:
+        monkeypatch.setattr(runtime, "settings", dataclasses.replace(runtime.settings, **fields))
+
+    return change
+
+
+@pytest.fixture
+def payment_secret(settings_with):
+    """The payment provider's webhook secret set, so that its signed events are taken."""
+    settings_with(payment_webhook_secret=donations.PAYMENT_SECRET)
+
+
+@pytest.fixture
+def identity_secret(settings_with):
+    """The identity provider's webhook secret set, so that its signed events are taken."""
+    settings_with(auth_webhook_secret=identity.IDENTITY_SECRET)
 
 
 @pytest.fixture

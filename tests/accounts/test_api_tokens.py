@@ -4,7 +4,6 @@ webhook or over SCIM (docs/decisions.md §2)."""
 
 from __future__ import annotations
 
-import dataclasses
 import datetime as dt
 import hashlib
 
@@ -123,10 +122,7 @@ def test_removing_a_member_revokes_their_tokens(client, make, db):
     assert db.scalar(select(ApiToken.revoked_at).where(ApiToken.user_id == member.user.id)) is not None
 
 
-def test_the_identity_providers_deletion_revokes_tokens(client, make, runtime, monkeypatch):
-    monkeypatch.setattr(
-        runtime, "settings", dataclasses.replace(runtime.settings, auth_webhook_secret=identity.IDENTITY_SECRET)
-    )
+def test_the_identity_providers_deletion_revokes_tokens(client, make, identity_secret):
     member = make.member(make.admin())
     member.user.external_id = "user_leaver"
     token = make.api_token(member)

@@ -9,10 +9,11 @@ import re
 from decimal import ROUND_HALF_UP, Decimal
 from unittest.mock import ANY
 
-import pypdf
 import pypdfium2
 import pytest
 from PIL import ImageStat
+
+from tests.helpers.compliance import csv_rows, export, pdf_text
 
 CSV_HEADER = [
     "Framework",
@@ -28,10 +29,6 @@ CSV_HEADER = [
     "Evidence Verified",
     "Evidence Total",
 ]
-
-
-def export(client, account, **body):
-    return client.post("/api/compliance/export", json=body, headers=account.headers)
 
 
 def today() -> str:
@@ -52,7 +49,7 @@ def test_csv_has_a_header_and_a_row_per_indicator(client, busy):
     slug = client.get("/api/auth/session", headers=busy.headers).json()["data"]["organization"]["slug"]
     assert response.headers["content-disposition"] == f'attachment; filename="kindling-gri-{slug}-month-{today()}.csv"'
     assert response.text.endswith("\r\n") and "\n" not in response.text.replace("\r\n", "")
-    rows = list(csv.reader(io.StringIO(response.text, newline="")))
+    rows = csv_rows(response)
     assert rows[0] == CSV_HEADER
     by_code = {row[6]: row for row in rows[1:]}
     assert list(by_code) == [
@@ -72,7 +69,7 @@ def test_csv_has_a_header_and_a_row_per_indicator(client, busy):
 def test_csv_cells_never_start_a_formula(client, named):
     response = export(client, named, framework="social-value", format="csv", period="week")
 
-    rows = list(csv.reader(io.StringIO(response.text, newline="")))
+    rows = csv_rows(response)
     assert {row[1] for row in rows[1:]} == {'\'=HYPERLINK("http://evil.test","Acme, Inc")'}
     # RFC 4180: the comma and the quotes are quoted, the quotes doubled.
     assert '"\'=HYPERLINK(""http://evil.test"",""Acme, Inc"")"' in response.text
@@ -102,11 +99,6 @@ def test_json_is_the_report_body(client, busy):
     }
     assert exported["period"] == "year" and exported["complianceRate"] == 54.5
     assert exported["evidenceWitnessed"] is False  # no witness listed
-
-
-def pdf_text(content: bytes) -> str:
-    reader = pypdf.PdfReader(io.BytesIO(content))
-    return "\n".join(page.extract_text() for page in reader.pages)
 
 
 def test_pdf_shows_the_figures(client, busy, db):

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import json
 
-from tests.evidence.test_report_check import bundle_of, exported, resigned, run
-from tests.helpers.verification import post_act
-from tests.kindness.test_attestations import ASK, answer, ask
+from tests.helpers.compliance import exported
+from tests.helpers.evidence import check_report, export, resigned
+from tests.helpers.verification import ASK, answer, ask, post_act
 
 # Three aliases of one mailbox, and another mailbox.
 ATTESTERS = ("ada@foodbank.example", "Ada+Tuesday@FoodBank.example", "ada+friday@foodbank.example", "olu@trust.example")
@@ -37,17 +37,17 @@ def test_reports_state_how_many_attesters_level_five_rests_on(client, runtime, m
     report = exported(client, admin, "csrd")
     assert report["data"]["externalValidation"] == expected
 
-    bundle = bundle_of(client, admin)
-    code, output = run(tmp_path, capsys, client, bundle, report)
+    bundle = export(client, admin)
+    code, output = check_report(tmp_path, capsys, client, bundle, report)
     assert code == 0, output
     # Signed again, as Kindling would sign a figure its tables gave it: only the log can refute it.
     for stated in ({**expected, "attesters": 4}, {**expected, "largestShare": 0.25}, {**expected, "acts": 3}):
         altered = json.loads(json.dumps(report))
         altered["data"]["externalValidation"] = stated
-        code, output = run(tmp_path, capsys, client, bundle, resigned(runtime, altered))
+        code, output = check_report(tmp_path, capsys, client, bundle, resigned(runtime, altered))
         assert code == 1 and "externalValidation" in output and "from the log" in output
     del report["data"]["externalValidation"]
-    code, output = run(tmp_path, capsys, client, bundle, resigned(runtime, report))
+    code, output = check_report(tmp_path, capsys, client, bundle, resigned(runtime, report))
     assert code == 1 and "externalValidation" in output
 
 

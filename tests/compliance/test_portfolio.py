@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-import csv
 import datetime as dt
-import io
 
 import pytest
 
 from kindling.consulting import clients
+from tests.helpers.compliance import PORTFOLIO_HEADER, csv_rows, portfolio
 
-HEADER = ["Client", "Kindness Acts", "Volunteer Hours", "Donations", "Compliance Rate"]
 ROW_FIELDS = {
     "organizationId",
     "client",
@@ -23,14 +21,6 @@ ROW_FIELDS = {
     "original",
     "unconverted",
 }
-
-
-def portfolio(client, consultant, **params):
-    return client.get("/api/bulk/export", params=params, headers=consultant.headers)
-
-
-def csv_rows(response) -> list[list[str]]:
-    return list(csv.reader(io.StringIO(response.text, newline="")))
 
 
 @pytest.fixture
@@ -56,7 +46,7 @@ def test_csv_rows_by_client_name_with_their_figures(client, db, make, consultant
     assert response.headers["content-disposition"] == f'attachment; filename="kindling-portfolio-month-{today}.csv"'
     assert response.text.startswith("Client,Kindness Acts,Volunteer Hours,Donations,Compliance Rate\r\n")
     assert csv_rows(response) == [
-        HEADER,
+        PORTFOLIO_HEADER,
         ["Apple Co-op", "1", "1.3", "0.00", "66.7"],  # 1.25 h rounds half up; the 7 unverified hours do not count
         [busy_name, "4", "4.5", "35.00", "54.5"],
         ["zebra Trust", "0", "0.0", "0.00", "0.0"],

@@ -9,9 +9,8 @@ from decimal import Decimal
 import pytest
 
 from kindling.platform import money
-from tests.compliance.test_exports import export, pdf_text
-from tests.compliance.test_portfolio import HEADER, csv_rows, portfolio
 from tests.helpers import rates as history
+from tests.helpers.compliance import PORTFOLIO_HEADER, csv_rows, export, pdf_text, portfolio
 
 
 @pytest.fixture
@@ -50,7 +49,7 @@ def test_each_client_in_its_own_currency_unless_one_is_asked_for(client, clients
     assert asked["B dollars"]["unconverted"] == {"donations": {"TWD": 150000}, "matchedGiving": {}}
     assert asked["A euros"]["unconverted"] == {"donations": {}, "matchedGiving": {}}
     rows = csv_rows(portfolio(client, clients_in_two_currencies, format="csv", currency="EUR"))
-    assert rows[0] == HEADER and [row[3] for row in rows[1:]] == ["25.03", "14.64"]
+    assert rows[0] == PORTFOLIO_HEADER and [row[3] for row in rows[1:]] == ["25.03", "14.64"]
     yen = portfolio(client, clients_in_two_currencies, format="json", currency="JPY").json()["data"]
     # 25.03 EUR is 4397.2704 yen, 4397; 10.00 USD 1572.5027 yen, 1573, plus the 1000 yen.
     assert [r["donations"] for r in yen] == [4397.0, 2573.0]

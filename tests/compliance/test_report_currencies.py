@@ -6,8 +6,9 @@ from __future__ import annotations
 
 import pytest
 
-from tests.evidence.test_report_check import bundle_of, exported, resigned, run
 from tests.helpers import rates as history
+from tests.helpers.compliance import exported
+from tests.helpers.evidence import check_report, export, resigned
 
 
 @pytest.fixture
@@ -58,9 +59,9 @@ def test_a_new_reporting_currency_converts_the_same_gifts_into_it(client, multin
 def test_the_verifier_recomputes_the_converted_figures_from_the_listed_quotes(
     client, runtime, multinational, tmp_path, capsys
 ):
-    bundle = bundle_of(client, multinational)
+    bundle = export(client, multinational)
     report = exported(client, multinational, "gri")
-    code, output = run(tmp_path, capsys, client, bundle, report)
+    code, output = check_report(tmp_path, capsys, client, bundle, report)
     assert code == 0, output
     for change in (
         lambda data: data["rates"][1].update(rate="1.2"),
@@ -70,7 +71,7 @@ def test_the_verifier_recomputes_the_converted_figures_from_the_listed_quotes(
     ):
         tampered = exported(client, multinational, "gri")
         change(tampered["data"])
-        code, output = run(tmp_path, capsys, client, bundle, resigned(runtime, tampered))
+        code, output = check_report(tmp_path, capsys, client, bundle, resigned(runtime, tampered))
         assert code == 1 and "from the log" in output, output
 
 
@@ -83,5 +84,5 @@ def test_a_report_issued_before_conversions_still_verifies(client, make, runtime
     del data["rates"], data["ratesDigest"]
     for indicator in data["indicators"]:
         indicator.pop("unconverted", None)
-    code, output = run(tmp_path, capsys, client, bundle_of(client, admin), resigned(runtime, report))
+    code, output = check_report(tmp_path, capsys, client, export(client, admin), resigned(runtime, report))
     assert code == 0, output

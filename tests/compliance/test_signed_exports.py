@@ -17,6 +17,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 from kindling.accounts import service as accounts
 from kindling.compliance import exports
 from kindling.evidence.signing import signer_for
+from tests.helpers.compliance import export
 
 SIGNATURE = re.compile(
     r"keyId=(?P<key_id>[0-9a-f]{16}), algorithm=Ed25519, organizationId=(?P<organization_id>[0-9a-f-]{36}), "
@@ -49,10 +50,9 @@ def statement(match, body: bytes) -> bytes:
     )
 
 
-def export(client, account, file_format: str):
-    response = client.post(
-        "/api/compliance/export", json={"framework": "gri", "format": file_format}, headers=account.headers
-    )
+def exported_file(client, account, file_format: str):
+    """The GRI report in `file_format`, as the export answers it."""
+    response = export(client, account, framework="gri", format=file_format)
     assert response.status_code == 200, response.text
     return response
 
@@ -73,7 +73,7 @@ def check_signature(client, response) -> str:
 
 @pytest.mark.parametrize("file_format", ["csv", "json", "pdf"])
 def test_exports_carry_the_head_and_a_signature_over_their_bytes(client, busy, file_format):
-    response = export(client, busy, file_format)
+    response = exported_file(client, busy, file_format)
     head = client.get("/api/evidence/verify", headers=busy.headers).json()["head"]
     # Its 3 people joining, the busy month's 4 acts and the 3 decisions that verified them, 3
     # check-ins and their check-outs, 4 donations and the payment events that settled 3 of them.
@@ -85,7 +85,7 @@ def test_exports_carry_the_head_and_a_signature_over_their_bytes(client, busy, f
 def test_a_changed_byte_no_longer_verifies(client, busy):
     from cryptography.exceptions import InvalidSignature
 
-    response = export(client, busy, "csv")
+    response = exported_file(client, busy, "csv")
     match = SIGNATURE.fullmatch(response.headers["kindling-signature"])
     public_key = Ed25519PublicKey.from_public_bytes(
         base64.b64decode(client.get("/api/evidence/keys").json()["data"][0]["publicKey"])
@@ -100,7 +100,7 @@ def test_the_signature_covers_the_head(client, busy):
     """A CSV's head swapped for an older one, in the header, no longer verifies."""
     from cryptography.exceptions import InvalidSignature
 
-    response = export(client, busy, "csv")
+    response = exported_file(client, busy, "csv")
     match = SIGNATURE.fullmatch(response.headers["kindling-signature"])
     public_key = Ed25519PublicKey.from_public_bytes(
         base64.b64decode(client.get("/api/evidence/keys").json()["data"][0]["publicKey"])
@@ -117,13 +117,13 @@ def test_the_signature_covers_the_head(client, busy):
 
 
 def test_the_json_report_carries_the_head_in_its_body(client, busy):
-    response = export(client, busy, "json")
+    response = exported_file(client, busy, "json")
     seq, hash_ = response.headers["kindling-evidence-head"].split(":")
     assert response.json()["data"]["evidenceHead"] == {"seq": int(seq), "hash": hash_}
 
 
 def test_the_pdf_prints_the_head_and_the_key_in_its_footer(client, busy):
-    response = export(client, busy, "pdf")
+    response = exported_file(client, busy, "pdf")
     key_id = check_signature(client, response)
     text = " ".join(page.extract_text() for page in pypdf.PdfReader(io.BytesIO(response.content)).pages)
     assert f"Evidence head {response.headers['kindling-evidence-head']}, signed with key {key_id}" in " ".join(
@@ -146,7 +146,7 @@ def test_an_organization_without_events_exports_the_empty_head(client, db, runti
 
 def test_the_json_export_carries_its_signature_in_its_body(client, busy):
     """The file alone can be checked: its `signature` is the header's, over the canonical JSON of the rest."""
-    response = export(client, busy, "json")
+    response = exported_file(client, busy, "json")
     match = SIGNATURE.fullmatch(response.headers["kindling-signature"])
     check_signature(client, response)
     body = response.json()

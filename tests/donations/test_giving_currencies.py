@@ -3,26 +3,21 @@ then capped; recorded with their conversion; reversed by the same amount."""
 
 from __future__ import annotations
 
-import dataclasses
 import datetime as dt
 
 import pytest
 
 from kindling.platform import money
-from tests.donations.test_giving_matches import giving_events, requests_of, settle
-from tests.factories import donations as payments
+from tests.helpers import giving
 from tests.helpers import rates as history
+from tests.helpers.giving import giving_events, requests_of, settle
 
 # A Sunday: the ECB's last publication before it is Friday 30 October.
 SUNDAY = dt.datetime(2026, 11, 1, 12, tzinfo=dt.UTC)
 CONVERSION = {"rateDate": "2026-10-30", "ratesDigest": history.DIGEST}
 
 
-@pytest.fixture(autouse=True)
-def payment_secret(runtime, monkeypatch):
-    monkeypatch.setattr(
-        runtime, "settings", dataclasses.replace(runtime.settings, payment_webhook_secret=payments.PAYMENT_SECRET)
-    )
+pytestmark = pytest.mark.usefixtures("payment_secret")
 
 
 @pytest.fixture(autouse=True)
@@ -31,9 +26,8 @@ def quotes(db):
 
 
 def gift(client, make, account, amount: int, currency: str, created_at=SUNDAY):
-    donation = make.donation(account, amount=amount, currency=currency, created_at=created_at)
-    settle(client, donation)
-    return donation
+    """A gift made on SUNDAY unless told otherwise, so at the quotes of Friday 30 October."""
+    return giving.gift(client, make, account, amount, currency, created_at)
 
 
 def test_a_gift_in_euros_is_matched_in_dollars_at_the_quote_of_its_day_floored(client, make, db):

@@ -2,57 +2,21 @@
 
 from __future__ import annotations
 
-import dataclasses
-
 import pytest
 from sqlalchemy import select
 
 from kindling.donations import ledger, programs
 from kindling.donations.models import GivingLedger, GivingPeriod, GivingRequest
 from kindling.evidence.chain import timestamp
-from kindling.evidence.models import EvidenceEvent
 from kindling.platform.base import utcnow
 from tests.factories import donations as payments
 from tests.helpers import assert_envelope
+from tests.helpers.giving import gift, giving_events, requests_of, settle
 
 URL = "/webhooks/payments"
 
 
-@pytest.fixture(autouse=True)
-def payment_secret(runtime, monkeypatch):
-    monkeypatch.setattr(
-        runtime, "settings", dataclasses.replace(runtime.settings, payment_webhook_secret=payments.PAYMENT_SECRET)
-    )
-
-
-def settle(client, donation, event_type: str = "payment_intent.succeeded", **fields) -> None:
-    payload, headers = payments.signed(payments.payment_event(event_type, donation, **fields))
-    assert client.post(URL, content=payload, headers=headers).status_code == 200
-
-
-def gift(client, make, account, amount: int):
-    donation = make.donation(account, amount=amount)
-    settle(client, donation)
-    return donation
-
-
-def requests_of(client, account, **query) -> list[dict]:
-    response = client.get("/api/giving/requests", params={"limit": 200, **query}, headers=account.headers)
-    assert response.status_code == 200, response.text
-    return response.json()["data"]
-
-
-def giving_events(db, organization_id: str) -> list[tuple[str, dict]]:
-    rows = db.execute(
-        select(EvidenceEvent.type, EvidenceEvent.data)
-        .where(
-            EvidenceEvent.organization_id == organization_id,
-            EvidenceEvent.type.like("giving.%"),
-            EvidenceEvent.type != "giving.program_set",
-        )
-        .order_by(EvidenceEvent.seq)
-    )
-    return list(rows)
+pytestmark = pytest.mark.usefixtures("payment_secret")
 
 
 def test_a_succeeded_donation_is_matched_once_however_often_it_is_replayed(client, make, db):

@@ -2,34 +2,17 @@
 
 from __future__ import annotations
 
-import dataclasses
 import json
 
 import pytest
 from sqlalchemy import select
 
 from kindling.outbox.models import WebhookEvent
-from tests.factories import donations as payments
 from tests.factories.volunteering import CENTRE
 from tests.helpers import assert_envelope
+from tests.helpers.giving import gift, requests_of
 
-
-@pytest.fixture(autouse=True)
-def payment_secret(runtime, monkeypatch):
-    monkeypatch.setattr(
-        runtime, "settings", dataclasses.replace(runtime.settings, payment_webhook_secret=payments.PAYMENT_SECRET)
-    )
-
-
-def gift(client, make, account, amount: int, currency: str = "USD"):
-    donation = make.donation(account, amount=amount, currency=currency)
-    payload, headers = payments.signed(payments.payment_event("payment_intent.succeeded", donation))
-    assert client.post("/webhooks/payments", content=payload, headers=headers).status_code == 200
-    return donation
-
-
-def requests_of(client, account) -> list[dict]:
-    return client.get("/api/giving/requests", params={"limit": 200}, headers=account.headers).json()["data"]
+pytestmark = pytest.mark.usefixtures("payment_secret")
 
 
 def test_the_summary_adds_up_a_programs_period(client, make, db):

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import base64
 import copy
-import dataclasses
 import json
 import subprocess
 import sys
@@ -16,29 +15,12 @@ from kindling.config import Settings
 from kindling.evidence import log as evidence
 from kindling.evidence.keys import parse_private_key
 from kindling.evidence.signing import signer_for
-from tests.evidence import rfc9162
-from tests.helpers import assert_envelope
-
-# A second key, as after a rotation (a fixed test seed, never used anywhere else).
-ROTATED_SEED = base64.b64encode(bytes(range(32))).decode()
-
-
-def export(client, admin, **body) -> dict:
-    response = client.post("/api/evidence/export", json=body, headers=admin.headers)
-    assert response.status_code == 200, response.text
-    return response.json()
-
-
-def current_key(client) -> str:
-    return client.get("/api/evidence/keys").json()["data"][0]["publicKey"]
+from tests.helpers import assert_envelope, rfc9162
+from tests.helpers.evidence import ROTATED_SEED, export, public_key, verify_offline
 
 
 def run_verify(tmp_path, capsys, bundle: dict, *keys: str) -> tuple[int, str]:
-    path = tmp_path / "bundle.json"
-    path.write_text(json.dumps(bundle))
-    code = cli.main(["evidence", "verify", str(path), *(arg for key in keys for arg in ("--public-key", key))])
-    captured = capsys.readouterr()
-    return code, (captured.out + captured.err).strip()
+    return verify_offline(tmp_path, capsys, bundle, *(arg for key in keys for arg in ("--public-key", key)))
 
 
 def test_a_good_bundle_verifies(client, logged, tmp_path, capsys):
@@ -46,7 +28,7 @@ def test_a_good_bundle_verifies(client, logged, tmp_path, capsys):
     assert bundle["prevHash"] == "0" * 64 and len(bundle["events"]) == 7
     assert bundle["head"] == {"seq": 7, "hash": bundle["events"][-1]["hash"]}
     assert bundle["signature"]["algorithm"] == "Ed25519"
-    code, output = run_verify(tmp_path, capsys, bundle, current_key(client))
+    code, output = run_verify(tmp_path, capsys, bundle, public_key(client))
     assert code == 0 and "verified: the whole log up to seq 7, 7 events" in output and "signature by key" in output
 
 
@@ -96,7 +78,7 @@ def altered_head(bundle):
 def test_a_damaged_bundle_fails_with_one_line(client, logged, tmp_path, capsys, damage, says):
     bundle = export(client, logged)
     damage(bundle)
-    code, output = run_verify(tmp_path, capsys, bundle, current_key(client))
+    code, output = run_verify(tmp_path, capsys, bundle, public_key(client))
     assert code == 1
     assert output.count("\n") == 0 and output.startswith("NOT VERIFIED: ") and says in output
 
@@ -111,7 +93,7 @@ def test_a_signature_copied_from_another_bundle_fails(client, logged, tmp_path, 
     first, second = export(client, logged), export(client, logged, **{"from": "2000-01-01T00:00:00Z"})
     second["signedAt"] = "2000-01-01T00:00:00.000000Z"
     second["signature"] = first["signature"]
-    code, output = run_verify(tmp_path, capsys, second, current_key(client))
+    code, output = run_verify(tmp_path, capsys, second, public_key(client))
     assert code == 1 and "signature does not verify" in output
 
 
@@ -120,10 +102,10 @@ def test_an_excerpt_carries_the_hash_it_starts_from(client, logged, tmp_path, ca
     excerpt = export(client, logged, **{"from": events[1]["occurredAt"], "to": events[3]["occurredAt"]})
     assert [e["seq"] for e in excerpt["events"]] == [2, 3, 4]
     assert excerpt["prevHash"] == events[0]["hash"] and excerpt["head"] == {"seq": 4, "hash": events[3]["hash"]}
-    code, _ = run_verify(tmp_path, capsys, excerpt, current_key(client))
+    code, _ = run_verify(tmp_path, capsys, excerpt, public_key(client))
     assert code == 0
     excerpt["prevHash"] = "0" * 64
-    code, output = run_verify(tmp_path, capsys, excerpt, current_key(client))
+    code, output = run_verify(tmp_path, capsys, excerpt, public_key(client))
     assert code == 1 and "seq 2: prevHash does not match" in output
 
 
@@ -139,13 +121,13 @@ def test_a_range_over_the_limit_is_refused_and_excerpts_within_it_chain(client, 
     assert [e["seq"] for e in first["events"] + second["events"] + third["events"]] == [1, 2, 3, 4, 5, 6, 7]
     assert second["prevHash"] == first["head"]["hash"] and third["prevHash"] == second["head"]["hash"]
     for bundle in (first, second, third):
-        assert run_verify(tmp_path, capsys, bundle, current_key(client))[0] == 0
+        assert run_verify(tmp_path, capsys, bundle, public_key(client))[0] == 0
 
 
 def test_an_empty_excerpt_verifies(client, logged, tmp_path, capsys):
     bundle = export(client, logged, **{"from": "2000-01-01T00:00:00Z", "to": "2000-01-02T00:00:00Z"})
     assert bundle["events"] == [] and bundle["head"]["seq"] == 7
-    assert run_verify(tmp_path, capsys, bundle, current_key(client))[0] == 0
+    assert run_verify(tmp_path, capsys, bundle, public_key(client))[0] == 0
 
 
 def test_bad_input_to_the_command(tmp_path, capsys):
@@ -175,7 +157,7 @@ def test_the_command_needs_no_server_no_database_and_no_configuration(client, lo
         "print('loaded:', loaded); sys.exit(code)"
     )
     result = subprocess.run(
-        [sys.executable, "-c", probe, "evidence", "verify", str(path), "--public-key", current_key(client)],
+        [sys.executable, "-c", probe, "evidence", "verify", str(path), "--public-key", public_key(client)],
         # A production environment with nothing configured: the server would refuse to start.
         env={"PATH": "/usr/bin:/bin", "ENVIRONMENT": "production", "DATABASE_URL": "postgresql://nowhere.invalid/x"},
         capture_output=True,
@@ -187,20 +169,14 @@ def test_the_command_needs_no_server_no_database_and_no_configuration(client, lo
 
 
 def test_a_rotated_key_stays_listed_and_its_bundles_still_verify(
-    client, logged, settings, runtime, monkeypatch, tmp_path, capsys
+    client, logged, settings, settings_with, tmp_path, capsys
 ):
-    old_key = current_key(client)
+    old_key = public_key(client)
     old_bundle = export(client, logged)
     # What a restart with EVIDENCE_SIGNING_KEY=<new> and EVIDENCE_PREVIOUS_KEYS=<old> makes.
     rotated = Settings.from_env({"EVIDENCE_SIGNING_KEY": ROTATED_SEED, "EVIDENCE_PREVIOUS_KEYS": old_key})
-    monkeypatch.setattr(
-        runtime,
-        "settings",
-        dataclasses.replace(
-            settings,
-            evidence_signing_key=rotated.evidence_signing_key,
-            evidence_previous_keys=rotated.evidence_previous_keys,
-        ),
+    settings_with(
+        evidence_signing_key=rotated.evidence_signing_key, evidence_previous_keys=rotated.evidence_previous_keys
     )
     listed = client.get("/api/evidence/keys").json()["data"]
     new_bundle = export(client, logged)
@@ -251,7 +227,7 @@ def independent_verify(bundle: dict, public_key_b64: str) -> bool:
 
 
 def test_an_independent_verifier_agrees(client, logged):
-    key = current_key(client)
+    key = public_key(client)
     bundle = export(client, logged)
     assert independent_verify(bundle, key)
     for damage in (altered_event, reordered, dropped, dropped_last, altered_signature):
@@ -294,7 +270,7 @@ def independent_verify_tree(bundle: dict, public_key_b64: str) -> bool:
 
 
 def test_an_independent_verifier_agrees_on_the_tree(client, logged, tmp_path, capsys):
-    key = current_key(client)
+    key = public_key(client)
     bundle = export(client, logged)
     assert independent_verify_tree(bundle, key)
     code, output = run_verify(tmp_path, capsys, bundle, key)
@@ -315,5 +291,5 @@ def test_a_bundle_of_before_checkpoints_were_notes_still_verifies(client, logged
     bundle = export(client, logged)
     del bundle["checkpoint"]
     bundle["signature"]["value"] = signer_for(runtime.settings).sign(signed_bytes(bundle))
-    code, output = run_verify(tmp_path, capsys, bundle, current_key(client))
+    code, output = run_verify(tmp_path, capsys, bundle, public_key(client))
     assert code == 0 and "no checkpoint of its tree" in output, output

@@ -13,7 +13,6 @@ import urllib.parse
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 from sqlalchemy import select, text
 
-from kindling import cli
 from kindling.evidence import checkpoints, notes, tree
 from kindling.evidence import log as evidence
 from kindling.evidence.chain import event_hash, timestamp
@@ -21,13 +20,8 @@ from kindling.evidence.keys import Signer
 from kindling.evidence.models import EvidenceCheckpoint
 from kindling.evidence.signing import signer_for
 from kindling.outbox.models import WebhookEvent
-from tests.evidence import rfc9162
-
-
-def export(client, admin, **body) -> dict:
-    response = client.post("/api/evidence/export", json=body, headers=admin.headers)
-    assert response.status_code == 200, response.text
-    return response.json()
+from tests.helpers import rfc9162
+from tests.helpers.evidence import export, public_key, verify_offline_with_key
 
 
 def listed(client, admin) -> list[dict]:
@@ -36,36 +30,11 @@ def listed(client, admin) -> list[dict]:
     return response.json()["data"]
 
 
-def public_key(client) -> str:
-    return client.get("/api/evidence/keys").json()["data"][0]["publicKey"]
-
-
 def run(tmp_path, capsys, client, bundle: dict, checkpoint: dict | str, *extra: str) -> tuple[int, str]:
     """`kindling evidence verify` of the bundle against a checkpoint: a note (text) or the JSON form."""
-    (tmp_path / "bundle.json").write_text(json.dumps(bundle))
     given = tmp_path / "checkpoint"
     given.write_text(checkpoint if isinstance(checkpoint, str) else json.dumps(checkpoint))
-    code = cli.main(
-        [
-            "evidence",
-            "verify",
-            str(tmp_path / "bundle.json"),
-            "--public-key",
-            public_key(client),
-            "--checkpoint",
-            str(given),
-            *extra,
-        ]
-    )
-    captured = capsys.readouterr()
-    return code, (captured.out + captured.err).strip()
-
-
-def verify_alone(tmp_path, capsys, client, bundle: dict) -> tuple[int, str]:
-    (tmp_path / "alone.json").write_text(json.dumps(bundle))
-    code = cli.main(["evidence", "verify", str(tmp_path / "alone.json"), "--public-key", public_key(client)])
-    captured = capsys.readouterr()
-    return code, (captured.out + captured.err).strip()
+    return verify_offline_with_key(tmp_path, capsys, client, bundle, "--checkpoint", str(given), *extra)
 
 
 def read_note(note: str, key: bytes) -> tuple[str, int, bytes]:
@@ -130,7 +99,7 @@ def test_a_later_bundle_extends_the_older_note(client, logged, make, tmp_path, c
 def test_a_bundle_whose_tree_is_not_its_notes_is_refused(client, logged, tmp_path, capsys):
     bundle = export(client, logged)
     other = dict(bundle, checkpoint=dict(bundle["checkpoint"], rootHash=rfc9162.b64(bytes(32))))
-    code, output = verify_alone(tmp_path, capsys, client, other)
+    code, output = verify_offline_with_key(tmp_path, capsys, client, other)
     # The bundle's own signature covers `checkpoint`: whoever edits it must sign again.
     assert code == 1 and "signature does not verify" in output
 
@@ -255,7 +224,7 @@ def test_a_shortened_log_with_its_checkpoints_gone_is_caught_offline(
     rebuild_tree(db, logged.organization_id)
     tamper("DELETE FROM evidence_checkpoints WHERE organization_id = :org", org=logged.organization_id)
     shortened = export(client, logged)  # nothing left inside Kindling remembers
-    assert verify_alone(tmp_path, capsys, client, shortened)[0] == 0
+    assert verify_offline_with_key(tmp_path, capsys, client, shortened)[0] == 0
     code, output = run(tmp_path, capsys, client, shortened, older["note"])
     assert code == 1 and f"fewer than the checkpoint's {size + 1}: the log was shortened" in output, output
 
@@ -278,7 +247,7 @@ def test_a_rewritten_log_with_its_checkpoints_gone_is_caught_offline(client, db,
     rewrite(db, tamper, logged.organization_id)
     tamper("DELETE FROM evidence_checkpoints WHERE organization_id = :org", org=logged.organization_id)
     forged = export(client, logged)
-    assert verify_alone(tmp_path, capsys, client, forged)[0] == 0
+    assert verify_offline_with_key(tmp_path, capsys, client, forged)[0] == 0
     assert forged["checkpoint"]["rootHash"] != older["rootHash"]
     code, output = run(tmp_path, capsys, client, forged, older["note"])
     assert code == 1 and "does not have the checkpoint's root: the log was rewritten" in output, output
@@ -295,12 +264,12 @@ def test_an_excerpt_is_checked_against_its_tree_and_older_notes(client, db, logg
     excerpt = export(client, logged, **{"from": events[size + 1]["occurredAt"], "to": events[size + 2]["occurredAt"]})
     assert [e["seq"] for e in excerpt["events"]] == [size + 2, size + 3]
     assert excerpt["checkpoint"]["treeSize"] == size + 4
-    code, output = verify_alone(tmp_path, capsys, client, excerpt)
+    code, output = verify_offline_with_key(tmp_path, capsys, client, excerpt)
     assert code == 0 and f"tree of {size + 4} leaves" in output, output
     # Prefix and proof tie the excerpt to the tree: another prefix does not.
     bad = json.loads(json.dumps(excerpt))
     bad["checkpoint"]["prefix"][0] = rfc9162.b64(bytes(32))
-    assert verify_alone(tmp_path, capsys, client, bad)[0] == 1
+    assert verify_offline_with_key(tmp_path, capsys, client, bad)[0] == 1
     # The older note lies before the excerpt: a consistency proof from its size to the excerpt's shows it.
     code, output = run(tmp_path, capsys, client, excerpt, older["note"])
     assert code == 1 and "give --proof" in output

@@ -17,10 +17,10 @@ from kindling.evidence.models import EvidenceEvent
 from kindling.kindness import acts as kindness
 from kindling.kindness.models import KindnessAct
 from kindling.volunteering.models import CheckIn
-from tests.evidence import rfc9162
 from tests.factories import donations as payments
 from tests.factories.principals import principal
 from tests.factories.volunteering import CENTRE, north_of
+from tests.helpers import rfc9162
 
 EVENTS = "/api/evidence"
 
@@ -181,12 +181,7 @@ def test_verification_decisions_and_attestation_answers_are_logged(client, make,
         assert private not in json.dumps(events)
 
 
-def test_a_payment_event_logs_the_status_with_the_providers_event_id(client, make, db, runtime, monkeypatch):
-    import dataclasses
-
-    monkeypatch.setattr(
-        runtime, "settings", dataclasses.replace(runtime.settings, payment_webhook_secret=payments.PAYMENT_SECRET)
-    )
+def test_a_payment_event_logs_the_status_with_the_providers_event_id(client, make, db, payment_secret):
     admin = make.admin()
     donation = make.donation(make.member(admin), amount=4200)
     payload, headers = payments.signed(

@@ -12,9 +12,8 @@ import pytest
 from kindling import cli
 from kindling.evidence import log as evidence
 from kindling.kindness import acts as kindness
-from tests.evidence import rfc9162
 from tests.factories.principals import principal
-from tests.helpers import assert_envelope
+from tests.helpers import assert_envelope, rfc9162
 
 
 def receipt_of(client, account, kind: str, record_id: str) -> dict:

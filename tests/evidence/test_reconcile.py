@@ -11,6 +11,7 @@ from kindling.evidence.chain import GENESIS_HASH
 from kindling.evidence.models import EvidenceHead
 from kindling.kindness.models import KindnessAct
 from kindling.platform.base import new_id, utcnow
+from tests.helpers.evidence import only_mismatch, refused, verify
 
 
 @pytest.fixture
@@ -23,31 +24,6 @@ def reported(make):
     make.activity.check_in(member, admin, hours=3)
     make.activity.donation(member, status="pending")
     return admin
-
-
-def verify(client, admin) -> dict:
-    response = client.get("/api/evidence/verify", headers=admin.headers)
-    assert response.status_code == 200, response.text
-    return response.json()
-
-
-def refused(client, admin) -> None:
-    """Reports and both kinds of export are refused 409 evidence_inconsistent."""
-    for response in (
-        client.get("/api/compliance/gri", headers=admin.headers),
-        client.post("/api/compliance/export", json={"framework": "gri", "format": "json"}, headers=admin.headers),
-        client.post("/api/evidence/export", json={}, headers=admin.headers),
-    ):
-        assert response.status_code == 409, response.text
-        assert response.json()["code"] == "evidence_inconsistent"
-
-
-def only_mismatch(client, admin) -> dict:
-    result = verify(client, admin)
-    assert result["intact"] is True and result["consistent"] is False
-    assert result["mismatchCount"] == 1
-    [mismatch] = result["mismatches"]
-    return mismatch
 
 
 def test_a_consistent_log_and_its_reports(client, reported):

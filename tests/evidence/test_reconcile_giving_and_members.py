@@ -12,9 +12,9 @@ from kindling.donations import giving
 from kindling.donations.models import GivingRequest
 from kindling.evidence import replay
 from kindling.platform.base import new_id, utcnow
-from tests.evidence.test_reconcile import refused, verify
 from tests.factories.principals import principal
 from tests.factories.volunteering import CENTRE
+from tests.helpers.evidence import refused, verify
 
 
 @pytest.fixture

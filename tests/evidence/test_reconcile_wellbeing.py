@@ -11,7 +11,7 @@ from sqlalchemy import select
 from kindling.platform.base import utcnow
 from kindling.platform.periods import week_of
 from kindling.wellbeing.models import WellbeingWeek
-from tests.evidence.test_reconcile import only_mismatch, refused, verify
+from tests.helpers.evidence import only_mismatch, refused, verify
 
 
 @dataclasses.dataclass

@@ -7,16 +7,15 @@ import json
 import pytest
 from sqlalchemy import select
 
-from kindling import cli
 from kindling.accounts import members
 from kindling.donations import giving
 from kindling.donations.models import GivingRequest
-from kindling.evidence.chain import export_statement, json_digested
 from kindling.evidence.keys import make_signer, parse_private_key
 from kindling.evidence.signing import signer_for
 from kindling.wellbeing import service as wellbeing
-from tests.evidence.test_bundles import ROTATED_SEED
 from tests.factories.principals import principal
+from tests.helpers.compliance import exported
+from tests.helpers.evidence import ROTATED_SEED, check_report, export, resigned
 
 FRAMEWORKS = ("b-corp", "csrd", "gri", "sasb", "social-value", "un-sdg")
 
@@ -55,61 +54,11 @@ def active(make, db):
     return admin
 
 
-def exported(client, admin, framework: str, period: str = "month") -> dict:
-    response = client.post(
-        "/api/compliance/export",
-        json={"framework": framework, "format": "json", "period": period},
-        headers=admin.headers,
-    )
-    assert response.status_code == 200, response.text
-    return response.json()
-
-
-def bundle_of(client, admin) -> dict:
-    response = client.post("/api/evidence/export", json={}, headers=admin.headers)
-    assert response.status_code == 200, response.text
-    return response.json()
-
-
-def resigned(runtime, report: dict, signer=None) -> dict:
-    """The report signed again as it now stands, as Kindling would sign a figure its tables gave it."""
-    signer = signer or signer_for(runtime.settings)
-    data = report["data"]
-    statement = export_statement(
-        organization_id=data["organizationId"],
-        framework=data["framework"],
-        period=data["period"],
-        file_format="json",
-        head=data["evidenceHead"],
-        body=json_digested(report),
-    )
-    return {"data": data, "signature": signer.sign_statement(statement)}
-
-
-def run(tmp_path, capsys, client, bundle: dict, report: dict) -> tuple[int, str]:
-    (tmp_path / "bundle.json").write_text(json.dumps(bundle))
-    (tmp_path / "report.json").write_text(json.dumps(report))
-    key = client.get("/api/evidence/keys").json()["data"][0]["publicKey"]
-    code = cli.main(
-        [
-            "evidence",
-            "verify",
-            str(tmp_path / "bundle.json"),
-            "--public-key",
-            key,
-            "--report",
-            str(tmp_path / "report.json"),
-        ]
-    )
-    captured = capsys.readouterr()
-    return code, (captured.out + captured.err).strip()
-
-
 @pytest.mark.parametrize("framework", FRAMEWORKS)
 def test_a_genuine_report_is_recomputed_figure_by_figure(client, active, tmp_path, capsys, framework):
     report = exported(client, active, framework)
     assert all("metric" in indicator for indicator in report["data"]["indicators"])
-    code, output = run(tmp_path, capsys, client, bundle_of(client, active), report)
+    code, output = check_report(tmp_path, capsys, client, export(client, active), report)
     assert code == 0, output
     assert "report's signature verified; report's figures verified" in output and "as stated" not in output
 
@@ -117,7 +66,7 @@ def test_a_genuine_report_is_recomputed_figure_by_figure(client, active, tmp_pat
 @pytest.mark.parametrize("period", ["week", "quarter", "year"])
 def test_every_period(client, active, tmp_path, capsys, period):
     report = exported(client, active, "gri", period)
-    assert run(tmp_path, capsys, client, bundle_of(client, active), report)[0] == 0
+    assert check_report(tmp_path, capsys, client, export(client, active), report)[0] == 0
 
 
 def test_the_report_figures_are_not_trivial(client, active):
@@ -151,13 +100,13 @@ def test_the_report_figures_are_not_trivial(client, active):
 def test_one_figure_changed_fails(client, runtime, active, tmp_path, capsys, change):
     report = exported(client, active, "gri")
     change(report["data"])
-    code, output = run(tmp_path, capsys, client, bundle_of(client, active), resigned(runtime, report))
+    code, output = check_report(tmp_path, capsys, client, export(client, active), resigned(runtime, report))
     assert code == 1 and "from the log" in output
 
 
 def test_each_metric_changed_fails(client, runtime, active, tmp_path, capsys):
     """Every figure is recomputed: none is shown as stated, the company's giving and participation included."""
-    bundle = bundle_of(client, active)
+    bundle = export(client, active)
     checked = set()
     for framework in FRAMEWORKS:
         report = exported(client, active, framework)
@@ -166,7 +115,7 @@ def test_each_metric_changed_fails(client, runtime, active, tmp_path, capsys):
                 continue
             altered = json.loads(json.dumps(report))
             altered["data"]["indicators"][position]["value"] = indicator["value"] + 1
-            code, output = run(tmp_path, capsys, client, bundle, resigned(runtime, altered))
+            code, output = check_report(tmp_path, capsys, client, bundle, resigned(runtime, altered))
             assert code == 1 and indicator["metric"] in output and "from the log" in output, (framework, indicator)
             checked.add(indicator["metric"])
     assert {"matched_giving_amount", "volunteer_grant_amount", "wellbeing_participation"} <= checked
@@ -175,21 +124,21 @@ def test_each_metric_changed_fails(client, runtime, active, tmp_path, capsys):
 def test_an_unsigned_edited_or_wrongly_signed_report_file_is_refused(client, runtime, active, tmp_path, capsys):
     """The report file's own signature was not checked: an edited figure failed only when it
     differed from the log, and a file nobody signed passed."""
-    bundle = bundle_of(client, active)
+    bundle = export(client, active)
     report = exported(client, active, "gri")
     unsigned = {"data": report["data"]}
-    code, output = run(tmp_path, capsys, client, bundle, unsigned)
+    code, output = check_report(tmp_path, capsys, client, bundle, unsigned)
     assert code == 1 and "unsigned" in output and output.count("\n") == 0
     edited = json.loads(json.dumps(report))
     edited["data"]["generatedAt"] = "2000-01-01T00:00:00+00:00"  # a member no figure depends on
-    code, output = run(tmp_path, capsys, client, bundle, edited)
+    code, output = check_report(tmp_path, capsys, client, bundle, edited)
     assert code == 1 and "the report file was edited" in output
     forged_digest = json.loads(json.dumps(edited))
     forged_digest["signature"]["digest"] = resigned(runtime, edited)["signature"]["digest"]
-    code, output = run(tmp_path, capsys, client, bundle, forged_digest)
+    code, output = check_report(tmp_path, capsys, client, bundle, forged_digest)
     assert code == 1 and "signature does not verify" in output
     other_key = make_signer(parse_private_key(ROTATED_SEED), (), "")
-    code, output = run(tmp_path, capsys, client, bundle, resigned(runtime, edited, other_key))
+    code, output = check_report(tmp_path, capsys, client, bundle, resigned(runtime, edited, other_key))
     assert code == 1 and "not among the given public keys" in output
     retitled = resigned(runtime, report)
     retitled["signature"] = signer_for(runtime.settings).sign_statement(
@@ -198,17 +147,17 @@ def test_an_unsigned_edited_or_wrongly_signed_report_file_is_refused(client, run
             "framework": "csrd",
         }
     )
-    code, output = run(tmp_path, capsys, client, bundle, retitled)
+    code, output = check_report(tmp_path, capsys, client, bundle, retitled)
     assert code == 1 and "framework" in output
 
 
 def test_a_report_beyond_the_bundle_or_from_an_excerpt_fails(client, active, make, tmp_path, capsys):
-    bundle = bundle_of(client, active)
+    bundle = export(client, active)
     make.activity.act(active)
     later = exported(client, active, "gri")
-    code, output = run(tmp_path, capsys, client, bundle, later)
+    code, output = check_report(tmp_path, capsys, client, bundle, later)
     assert code == 1 and "does not hold the report's evidence head" in output
     events = client.get("/api/evidence", headers=active.headers).json()["data"]
     excerpt = client.post("/api/evidence/export", json={"from": events[3]["occurredAt"]}, headers=active.headers).json()
-    code, output = run(tmp_path, capsys, client, excerpt, later)
+    code, output = check_report(tmp_path, capsys, client, excerpt, later)
     assert code == 1 and "excerpt" in output

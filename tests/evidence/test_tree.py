@@ -1,5 +1,5 @@
 """The RFC 9162 tree of each log and its proofs: known answers, every size up to a few hundred
-against the RFC's own definitions (tests/evidence/rfc9162.py), and the proof endpoints."""
+against the RFC's own definitions (tests/helpers/rfc9162.py), and the proof endpoints."""
 
 from __future__ import annotations
 
@@ -9,8 +9,7 @@ import pytest
 
 from kindling.evidence import log as evidence
 from kindling.evidence import merkle
-from tests.evidence import rfc9162
-from tests.helpers import assert_envelope
+from tests.helpers import assert_envelope, rfc9162
 
 # RFC 6962's example tree of eight entries (the Certificate Transparency test data).
 ENTRIES = [

@@ -6,7 +6,6 @@ inconsistent checkpoint raising the fork alarm and stopping signing. The witness
 from __future__ import annotations
 
 import base64
-import dataclasses
 import json
 import socket
 import threading
@@ -16,7 +15,6 @@ import pytest
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from sqlalchemy import select
 
-from kindling import cli
 from kindling.evidence import checkpoints, cosignatures, notes, witness_server, witnessing
 from kindling.evidence.chain import signed_bytes
 from kindling.evidence.keys import Signer
@@ -24,6 +22,7 @@ from kindling.evidence.models import EvidenceWitness
 from kindling.evidence.signing import signer_for
 from kindling.outbox.models import WebhookEvent
 from kindling.platform.destinations import DestinationPolicy
+from tests.helpers.evidence import export, verify_offline_with_key
 
 LOOPBACK = DestinationPolicy(allow_private=True)
 
@@ -60,9 +59,9 @@ def start_witness(tmp_path, runtime):
 
 
 @pytest.fixture
-def loopback(monkeypatch, runtime):
+def loopback(settings_with):
     """Witness URLs on loopback allowed, as WEBHOOK_ALLOW_PRIVATE_URLS=true does."""
-    monkeypatch.setattr(runtime, "settings", dataclasses.replace(runtime.settings, webhook_allow_private_urls=True))
+    settings_with(webhook_allow_private_urls=True)
 
 
 def add(client, admin, witness: Running, name: str = "Auditor") -> dict:
@@ -73,12 +72,6 @@ def add(client, admin, witness: Running, name: str = "Auditor") -> dict:
     )
     assert response.status_code == 201, response.text
     return response.json()["data"]
-
-
-def export(client, admin) -> dict:
-    response = client.post("/api/evidence/export", json={}, headers=admin.headers)
-    assert response.status_code == 200, response.text
-    return response.json()
 
 
 def fork_events(db) -> list[dict]:
@@ -269,14 +262,6 @@ def test_a_witness_that_never_answers_is_waited_for_five_seconds_at_most(client,
         silent.close()
 
 
-def verify(tmp_path, capsys, client, bundle: dict, *extra: str) -> tuple[int, str]:
-    (tmp_path / "bundle.json").write_text(json.dumps(bundle))
-    key = client.get("/api/evidence/keys").json()["data"][0]["publicKey"]
-    code = cli.main(["evidence", "verify", str(tmp_path / "bundle.json"), "--public-key", key, *extra])
-    captured = capsys.readouterr()
-    return code, (captured.out + captured.err).strip()
-
-
 def test_offline_verification_counts_the_given_witnesses_cosignatures(
     tmp_path, capsys, client, logged, runtime, start_witness, loopback
 ):
@@ -286,15 +271,17 @@ def test_offline_verification_counts_the_given_witnesses_cosignatures(
     absent = cosignatures.vkey("witness.test/w3", Ed25519PrivateKey.generate().public_key().public_bytes_raw())
     bundle = export(client, logged)
 
-    code, said = verify(tmp_path, capsys, client, bundle, "--witness", first.vkey, "--witness", second.vkey)
+    code, said = verify_offline_with_key(
+        tmp_path, capsys, client, bundle, "--witness", first.vkey, "--witness", second.vkey
+    )
     assert code == 0 and "cosigned by 2 of 2 witnesses (witness.test/w1, witness.test/w2), quorum 2" in said
     # Every witness given must cosign, unless --quorum says fewer.
     three = ("--witness", first.vkey, "--witness", second.vkey, "--witness", absent)
-    code, said = verify(tmp_path, capsys, client, bundle, *three)
+    code, said = verify_offline_with_key(tmp_path, capsys, client, bundle, *three)
     assert code == 1 and "cosigned by 2 of the 3 witnesses given, fewer than the quorum of 3" in said
-    assert verify(tmp_path, capsys, client, bundle, *three, "--quorum", "2")[0] == 0
-    assert verify(tmp_path, capsys, client, bundle, *three, "--quorum", "4")[0] == 2
-    assert verify(tmp_path, capsys, client, bundle, "--witness", "not-a-vkey")[0] == 2
+    assert verify_offline_with_key(tmp_path, capsys, client, bundle, *three, "--quorum", "2")[0] == 0
+    assert verify_offline_with_key(tmp_path, capsys, client, bundle, *three, "--quorum", "4")[0] == 2
+    assert verify_offline_with_key(tmp_path, capsys, client, bundle, "--witness", "not-a-vkey")[0] == 2
 
     # A cosignature changed by one bit no longer counts; the log's own signature still verifies.
     text, lines = notes.split(bundle["checkpoint"]["note"])
@@ -316,7 +303,9 @@ def test_offline_verification_counts_the_given_witnesses_cosignatures(
         "algorithm": "Ed25519",
         "value": signer_for(runtime.settings).sign(signed_bytes(resigned)),
     }
-    code, said = verify(tmp_path, capsys, client, resigned, "--witness", first.vkey, "--witness", second.vkey)
+    code, said = verify_offline_with_key(
+        tmp_path, capsys, client, resigned, "--witness", first.vkey, "--witness", second.vkey
+    )
     assert code == 1 and "cosigned by 1 of the 2 witnesses given" in said
 
 

@@ -1,4 +1,4 @@
-"""Calls on kindness acts and their verification that the verification tests share."""
+"""Calls on kindness acts and their verification, attestations included, that the tests share."""
 
 from __future__ import annotations
 
@@ -32,3 +32,22 @@ def pending(client, account, **params) -> list[str]:
     response = client.get("/api/verifications/pending", params=params, headers=account.headers)
     assert response.status_code == 200, response.text
     return [act["id"] for act in response.json()["data"]]
+
+
+ATTESTER = "ada@foodbank.test"
+# A level 5 request to the attester above, and the answer they give with the mailed token.
+ASK = {"level": 5, "attesterName": "Ada Lovelace", "attesterOrganization": "Town Food Bank", "attesterEmail": ATTESTER}
+CONFIRM = {
+    "decision": "confirm",
+    "name": "Ada Lovelace",
+    "organization": "Town Food Bank",
+    "statement": "She ran our Saturday shift.",
+}
+
+
+def ask(client, account, act_id: str, body: dict = ASK):
+    return client.post(f"{ACTS}/{act_id}/attestations", json=body, headers=account.headers)
+
+
+def answer(client, token: str, body: dict = CONFIRM):
+    return client.post("/api/attestations/answer", json={"token": token, **body})

@@ -17,29 +17,12 @@ from kindling.kindness.verification_models import Attestation
 from kindling.platform.base import utcnow
 from kindling.platform.mail import Mailer
 from tests.helpers import assert_envelope
-from tests.helpers.verification import get_act, pending, post_act
+from tests.helpers.verification import ASK, ATTESTER, CONFIRM, answer, ask, get_act, pending, post_act
 from tests.servers.mail import USER
-
-ADDRESS = "ada@foodbank.test"
-ASK = {"level": 5, "attesterName": "Ada Lovelace", "attesterOrganization": "Town Food Bank", "attesterEmail": ADDRESS}
-CONFIRM = {
-    "decision": "confirm",
-    "name": "Ada Lovelace",
-    "organization": "Town Food Bank",
-    "statement": "She ran our Saturday shift.",
-}
-
-
-def ask(client, account, act_id: str, body: dict = ASK):
-    return client.post(f"/api/kindness/{act_id}/attestations", json=body, headers=account.headers)
 
 
 def lookup(client, token: str):
     return client.post("/api/attestations/lookup", json={"token": token})
-
-
-def answer(client, token: str, body: dict = CONFIRM):
-    return client.post("/api/attestations/answer", json={"token": token, **body})
 
 
 @pytest.fixture
@@ -61,14 +44,14 @@ def test_a_third_party_attests_level_five_from_the_mail(client, people, db, mail
     assert dt.timedelta(days=14) <= expires - before < dt.timedelta(days=14, minutes=1)
     assert before <= dt.datetime.fromisoformat(created["deliveredAt"]) <= dt.datetime.now(dt.UTC)
 
-    [mail] = mailbox.to(ADDRESS)
+    [mail] = mailbox.to(ATTESTER)
     assert (mail["From"], mail["Subject"]) == (
         "Kindling <attest@kindling.test>",
         "Riverside Cooperative asks you to confirm an act of kindness",
     )
     assert mailbox.logins == [USER]  # SMTP_URL's user and password were used
     text = mail.get_content()
-    token = mailbox.token_for(ADDRESS)
+    token = mailbox.token_for(ATTESTER)
     assert f"https://kindling.test/attest#{token}" in text and "Cooked for the shelter" in text
     assert len(token) == 43 and token not in response.text
     for secret in (people["sender"].user.id, "Sam Sender", "recipient-outside"):
@@ -130,7 +113,7 @@ def test_the_answer_is_logged_with_the_attesters_key_and_the_requester(client, p
 def test_a_token_is_single_use_and_unknown_used_replaced_expired_look_alike(client, people, db, mailbox):
     act = post_act(client, people["sender"], level=5)
     ask(client, people["sender"], act["id"])
-    used = mailbox.token_for(ADDRESS)
+    used = mailbox.token_for(ATTESTER)
     assert answer(client, used).status_code == 200
     other = post_act(client, people["sender"], level=5)
     expired_id = ask(client, people["admin"], other["id"], {**ASK, "attesterEmail": "old@foodbank.test"}).json()[
@@ -234,9 +217,9 @@ def test_a_refusing_mail_server_is_503_and_changes_nothing(client, people, db, m
     assert answer(client, mailbox.token_for("kept@foodbank.test")).status_code == 200
 
 
-def test_a_silent_mail_server_is_503_after_the_timeout(client, people, db, runtime, monkeypatch, silent_mail_server):
+def test_a_silent_mail_server_is_503_after_the_timeout(client, people, db, runtime, monkeypatch, silent_server):
     monkeypatch.setattr(
-        runtime, "mailer", Mailer(url=silent_mail_server.url, sender="attest@kindling.test", timeout=0.5)
+        runtime, "mailer", Mailer(url=silent_server.url("smtp"), sender="attest@kindling.test", timeout=0.5)
     )
     act = post_act(client, people["sender"], level=5)
     started = time.monotonic()
@@ -253,7 +236,7 @@ def test_the_mail_server_gets_ten_seconds_by_default(runtime):
 def test_the_old_token_in_path_routes_are_gone(client, people, mailbox):
     act = post_act(client, people["sender"], level=5)
     ask(client, people["sender"], act["id"])
-    token = mailbox.token_for(ADDRESS)
+    token = mailbox.token_for(ATTESTER)
     assert_envelope(client.get(f"/api/attestations/{token}"), 404, "not_found")
     assert_envelope(client.post(f"/api/attestations/{token}", json=CONFIRM), 404, "not_found")
     assert lookup(client, token).status_code == 200
@@ -293,9 +276,9 @@ def test_who_may_ask_and_for_what(client, people, mailbox):
     low = post_act(client, people["sender"], level=4)
     assert_envelope(ask(client, people["sender"], low["id"]), 409, "above_requested_level")
     assert ask(client, people["admin"], act["id"]).status_code == 201
-    assert answer(client, mailbox.token_for(ADDRESS)).status_code == 200
+    assert answer(client, mailbox.token_for(ATTESTER)).status_code == 200
     assert_envelope(ask(client, people["sender"], act["id"]), 409, "already_decided")
-    assert len(mailbox.to(ADDRESS)) == 1
+    assert len(mailbox.to(ATTESTER)) == 1
 
 
 @pytest.mark.parametrize(
@@ -303,11 +286,11 @@ def test_who_may_ask_and_for_what(client, people, mailbox):
     [
         {},
         {"level": 5, "attesterName": "X", "attesterOrganization": "Y"},
-        {"level": 3, "attesterName": "X", "attesterOrganization": "Y", "attesterEmail": ADDRESS},
-        {"level": 5, "attesterName": "", "attesterOrganization": "Y", "attesterEmail": ADDRESS},
-        {"level": 5, "attesterName": "X" * 201, "attesterOrganization": "Y", "attesterEmail": ADDRESS},
+        {"level": 3, "attesterName": "X", "attesterOrganization": "Y", "attesterEmail": ATTESTER},
+        {"level": 5, "attesterName": "", "attesterOrganization": "Y", "attesterEmail": ATTESTER},
+        {"level": 5, "attesterName": "X" * 201, "attesterOrganization": "Y", "attesterEmail": ATTESTER},
         {"level": 5, "attesterName": "X", "attesterOrganization": "Y", "attesterEmail": "not-an-email"},
-        {"level": 5, "attesterName": "X", "attesterOrganization": "Y", "attesterEmail": ADDRESS, "token": "mine"},
+        {"level": 5, "attesterName": "X", "attesterOrganization": "Y", "attesterEmail": ATTESTER, "token": "mine"},
         ["level", 5],
     ],
 )
@@ -331,7 +314,7 @@ def test_malformed_attestation_requests_are_refused(client, people, body, mailbo
 def test_malformed_answers_are_refused_and_keep_the_token(client, people, body, mailbox):
     act = post_act(client, people["sender"], level=5)
     ask(client, people["sender"], act["id"])
-    token = mailbox.token_for(ADDRESS)
+    token = mailbox.token_for(ATTESTER)
     assert_envelope(answer(client, token, body), 400, "validation_error")
     assert_envelope(client.post("/api/attestations/answer", json="confirm"), 400, "validation_error")
     assert_envelope(client.post("/api/attestations/lookup", json={}), 400, "validation_error")

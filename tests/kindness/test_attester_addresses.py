@@ -15,8 +15,7 @@ from kindling.evidence.models import EvidenceEvent
 from kindling.kindness.verification_models import Attestation
 from kindling.platform import addresses
 from tests.helpers import assert_envelope
-from tests.helpers.verification import ACTS, get_act, post_act
-from tests.kindness.test_attestations import ASK, answer, ask
+from tests.helpers.verification import ACTS, ASK, answer, ask, get_act, post_act
 from tests.servers.mail import Envelope
 
 SENDER = "mallory@corp.example"

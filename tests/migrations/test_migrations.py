@@ -585,7 +585,7 @@ def test_0029_logs_each_person_without_a_joining_and_each_request_without_its_cr
 
 def test_0025_builds_the_tree_of_every_existing_log_and_the_root_of_every_checkpoint(fresh_database_url):
     from kindling.evidence import log as evidence
-    from tests.evidence import rfc9162
+    from tests.helpers import rfc9162
 
     url = fresh_database_url
     upgrade(url)

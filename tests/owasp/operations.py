@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 import uuid
 
-from tests.owasp import spec
+from tests.helpers import spec
 
 ANYONE = frozenset({"anonymous", "member", "manager", "admin", "consultant"})
 SIGNED_IN = frozenset({"member", "manager", "admin", "consultant"})

@@ -3,7 +3,6 @@ events they signed, and a signed event of an unexpected shape changes nothing an
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import time
 
@@ -17,18 +16,7 @@ from tests.factories import donations as payments
 from tests.factories import identity
 from tests.helpers import assert_envelope
 
-
-@pytest.fixture(autouse=True)
-def provider_secrets(runtime, monkeypatch):
-    monkeypatch.setattr(
-        runtime,
-        "settings",
-        dataclasses.replace(
-            runtime.settings,
-            payment_webhook_secret=payments.PAYMENT_SECRET,
-            auth_webhook_secret=identity.IDENTITY_SECRET,
-        ),
-    )
+pytestmark = pytest.mark.usefixtures("payment_secret", "identity_secret")
 
 
 @pytest.fixture

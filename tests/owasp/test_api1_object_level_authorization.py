@@ -10,8 +10,7 @@ import pytest
 
 from kindling.themes import generate_theme
 from tests.factories.volunteering import CENTRE
-from tests.helpers import assert_envelope
-from tests.owasp import spec
+from tests.helpers import assert_envelope, spec
 from tests.owasp.conftest import WITNESS_KEY
 
 

@@ -12,8 +12,7 @@ import requests
 from kindling.accounts.sessions import COOKIE_NAME
 from kindling.platform.database import upgrade
 from tests.factories import PASSWORD
-from tests.helpers import assert_envelope, sign_up
-from tests.owasp import spec
+from tests.helpers import assert_envelope, sign_up, spec
 
 SECURED = sorted(key for key, operation in spec.operations().items() if operation.get("security") != [])
 

@@ -12,8 +12,7 @@ import pytest
 from kindling.platform.base import utcnow
 from tests.factories import PASSWORD
 from tests.factories.volunteering import CENTRE
-from tests.helpers import assert_envelope
-from tests.owasp import spec
+from tests.helpers import assert_envelope, spec
 
 # Provider events are free-form in the spec: the handlers verify their signature over the raw bytes.
 # Bodies a provider sends and signs: Kindling reads what it knows after the signature, and refusing a
@@ -143,17 +142,10 @@ def _keys(value) -> set[str]:
     return set()
 
 
-def test_no_response_carries_a_secret(client, make, db, runtime, monkeypatch, tenants):
+def test_no_response_carries_a_secret(client, make, db, settings_with, tenants):
     secret_key = "s3cret-key-" * 4
-    monkeypatch.setattr(
-        runtime,
-        "settings",
-        dataclasses.replace(
-            runtime.settings,
-            secret_key=secret_key,
-            payment_webhook_secret="whsec_never_shown_1",
-            auth_webhook_secret="whsec_never_shown_2",
-        ),
+    settings_with(
+        secret_key=secret_key, payment_webhook_secret="whsec_never_shown_1", auth_webhook_secret="whsec_never_shown_2"
     )
     a, b = tenants
     for _ in range(5):  # enough people for last week's wellbeing aggregates to show

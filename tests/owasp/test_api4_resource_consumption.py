@@ -7,8 +7,7 @@ import json
 
 import pytest
 
-from tests.helpers import assert_envelope
-from tests.owasp import spec
+from tests.helpers import assert_envelope, spec
 from tests.owasp.operations import ACCESS, request_kwargs, url_for
 
 PAGED = sorted(

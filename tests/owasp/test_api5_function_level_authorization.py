@@ -5,8 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.helpers import assert_envelope
-from tests.owasp import spec
+from tests.helpers import assert_envelope, spec
 from tests.owasp.operations import ACCESS, request_kwargs, url_for
 
 KINDS = ("anonymous", "member", "manager", "admin", "consultant")

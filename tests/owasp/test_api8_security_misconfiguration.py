@@ -10,8 +10,7 @@ import pytest
 
 from kindling.accounts import service as accounts
 from kindling.kindness import acts as kindness
-from tests.helpers import assert_envelope
-from tests.owasp import spec
+from tests.helpers import assert_envelope, spec
 from tests.owasp.operations import url_for
 
 EVIL = "https://evil.example"

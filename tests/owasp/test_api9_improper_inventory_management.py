@@ -7,8 +7,7 @@ import re
 
 import pytest
 
-from tests.helpers import assert_envelope
-from tests.owasp import spec
+from tests.helpers import assert_envelope, spec
 
 DOCS = ("/api/openapi.json", "/api/openapi.yaml", "/api/ui/")
 

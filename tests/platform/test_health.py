@@ -46,8 +46,8 @@ def test_cache_refusing_connections_degrades(settings, caplog):
     assert any("health check cache failed" in record.getMessage() for record in caplog.records)
 
 
-def test_hung_cache_answers_within_timeout(settings, hung_server):
-    response, elapsed = health_of(settings, redis_url=f"redis://127.0.0.1:{hung_server}/0")
+def test_hung_cache_answers_within_timeout(settings, silent_server):
+    response, elapsed = health_of(settings, redis_url=silent_server.url("redis") + "/0")
     assert response.status_code == 200
     check = response.json()["checks"]["cache"]
     assert check["status"] == "error"
@@ -55,8 +55,8 @@ def test_hung_cache_answers_within_timeout(settings, hung_server):
     assert elapsed < 5.5
 
 
-def test_hung_database_answers_within_timeout(settings, hung_server):
-    url = f"postgresql+psycopg2://kindling@127.0.0.1:{hung_server}/kindling"
+def test_hung_database_answers_within_timeout(settings, silent_server):
+    url = f"postgresql+psycopg2://kindling@127.0.0.1:{silent_server.port}/kindling"
     response, elapsed = health_of(settings, database_url=url, strict_health_check=True)
     assert response.status_code == 503
     body = response.json()

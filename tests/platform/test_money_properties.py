@@ -3,7 +3,6 @@ recomputation by plain integer arithmetic, for exponents 0, 2, 3 and 4; and Stri
 
 from __future__ import annotations
 
-import dataclasses
 import datetime as dt
 
 import pytest
@@ -90,10 +89,7 @@ def test_a_reported_sum_is_the_sum_of_each_gift_recomputed_half_even(unit, gifts
 
 
 @pytest.fixture
-def admin_and_secret(runtime, monkeypatch, make):
-    monkeypatch.setattr(
-        runtime, "settings", dataclasses.replace(runtime.settings, payment_webhook_secret=payments.PAYMENT_SECRET)
-    )
+def admin_and_secret(payment_secret, make):
     return make.admin()
 
 

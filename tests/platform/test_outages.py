@@ -84,9 +84,9 @@ def test_stopped_redis_degrades_to_the_process_then_is_shared_again(redis_servic
         assert health.status_code == 200 and health.json()["status"] == "ok"
 
 
-def test_hung_redis_costs_one_timeout_per_cooldown_not_per_request(hung_server, postgres_service, live_server):
+def test_hung_redis_costs_one_timeout_per_cooldown_not_per_request(silent_server, postgres_service, live_server):
     server = live_server(
-        DATABASE_URL=postgres_service.url, REDIS_URL=f"redis://127.0.0.1:{hung_server}/0", RATE_LIMIT_MULTIPLIER="10"
+        DATABASE_URL=postgres_service.url, REDIS_URL=silent_server.url("redis") + "/0", RATE_LIMIT_MULTIPLIER="10"
     )
     caller = Caller(server)
     seconds = {name: [] for name in ("sign-in", "session", "list", "stats", "create")}

@@ -23,8 +23,8 @@ from kindling.platform.database import make_engine, make_session_factory
 from kindling.privacy.models import StorageCleanup
 from kindling.web.app import create_app
 from tests import factories
-from tests.accounts.scim import helpers as scim
 from tests.factories import PASSWORD
+from tests.helpers import scim
 
 pytestmark = pytest.mark.live
 

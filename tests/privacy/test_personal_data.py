@@ -27,11 +27,10 @@ from kindling.privacy import personal_data
 from kindling.wellbeing import retention
 from kindling.wellbeing.models import WellbeingResponse
 from tests import factories
-from tests.accounts.scim import helpers as scim
 from tests.factories import PASSWORD
 from tests.factories import donations as payments
 from tests.factories.principals import principal
-from tests.helpers import assert_envelope, call, sign_up
+from tests.helpers import assert_envelope, call, scim, sign_up
 
 
 def test_a_person_exports_everything_held_about_them_and_never_a_token(client, make, db):

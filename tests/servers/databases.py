@@ -11,10 +11,8 @@ import os
 import pwd
 import shutil
 import signal
-import socket
 import subprocess
 import tempfile
-import threading
 import time
 
 import pytest
@@ -191,30 +189,3 @@ def postgres_service():
     finally:
         cluster.close()
         shutil.rmtree(directory, ignore_errors=True)
-
-
-@pytest.fixture(scope="session")
-def hung_server():
-    """A loopback server that accepts connections and never says a word: a hung dependency."""
-    listener = socket.socket()
-    listener.bind(("127.0.0.1", 0))
-    listener.listen(64)
-    held: list[socket.socket] = []
-    stop = threading.Event()
-
-    def accept():
-        listener.settimeout(0.2)
-        while not stop.is_set():
-            try:
-                held.append(listener.accept()[0])
-            except TimeoutError:
-                continue
-
-    thread = threading.Thread(target=accept, daemon=True)
-    thread.start()
-    yield listener.getsockname()[1]
-    stop.set()
-    thread.join()
-    for connection in held:
-        connection.close()
-    listener.close()

@@ -1,5 +1,5 @@
-"""A real DNS server on loopback (dnslib's), whose TXT records the tests publish, and one that
-never answers.
+"""A real DNS server on loopback (dnslib's), whose TXT records the tests publish (the one that never
+answers is in silent.py).
 
 The session's app resolves through `dns_server` (its DNS_NAMESERVERS); a test publishes the
 record an admin would with `dns_server.publish(name, value)`.
@@ -7,7 +7,6 @@ record an admin would with `dns_server.publish(name, value)`.
 
 from __future__ import annotations
 
-import socket
 import threading
 
 import pytest
@@ -72,18 +71,6 @@ class DnsServer(Zone):
             self.failing = False
 
 
-class SilentDnsServer:
-    """A UDP socket on loopback that takes every query and answers none."""
-
-    def __init__(self) -> None:
-        self.socket = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-        self.socket.bind(("127.0.0.1", 0))
-        self.port = self.socket.getsockname()[1]
-
-    def close(self) -> None:
-        self.socket.close()
-
-
 @pytest.fixture(scope="session")
 def dns_server():
     server = DnsServer()
@@ -99,10 +86,3 @@ def dns(dns_server):
     dns_server.clear()
     yield dns_server
     dns_server.clear()
-
-
-@pytest.fixture
-def silent_dns_server():
-    server = SilentDnsServer()
-    yield server
-    server.close()

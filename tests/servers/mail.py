@@ -1,4 +1,4 @@
-"""Real SMTP servers on loopback: aiosmtpd for mail that is taken (or refused), and a silent one.
+"""Real SMTP servers on loopback: aiosmtpd for mail that is taken (or refused); the silent one is in silent.py.
 
 The session's app sends attestation mails to `mail_server`; a test reads the token a mail
 carries with `mail_server.token_for(address)`, as an attester would from their inbox.
@@ -10,7 +10,6 @@ import dataclasses
 import email
 import email.policy
 import re
-import socket
 import threading
 
 import pytest
@@ -95,17 +94,6 @@ class MailServer(Mailbox):
         self.url = f"smtp://{USER}:{PASSWORD.replace(' ', '%20')}@127.0.0.1:{self.port}"
 
 
-class SilentServer:
-    """A socket that accepts connections and never says a word: an SMTP server that does not answer."""
-
-    def __init__(self) -> None:
-        self.socket = socket.create_server(("127.0.0.1", 0))
-        self.url = f"smtp://127.0.0.1:{self.socket.getsockname()[1]}"
-
-    def close(self) -> None:
-        self.socket.close()
-
-
 @pytest.fixture(scope="session")
 def mail_server():
     server = MailServer()
@@ -120,10 +108,3 @@ def mailbox(mail_server):
     mail_server.clear()
     yield mail_server
     mail_server.clear()
-
-
-@pytest.fixture
-def silent_mail_server():
-    server = SilentServer()
-    yield server
-    server.close()

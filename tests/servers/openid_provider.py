@@ -1,10 +1,9 @@
-"""A real OpenID provider on loopback (oidc-provider-mock, which runs Authlib's server), and a
-server that accepts connections and never answers, for the provider that hangs."""
+"""A real OpenID provider on loopback (oidc-provider-mock, which runs Authlib's server); the
+provider that hangs is silent.py's server."""
 
 from __future__ import annotations
 
 import secrets
-import socket
 import threading
 import urllib.parse
 import warnings
@@ -74,28 +73,8 @@ class OpenIdProvider:
         self.server.server_close()
 
 
-class SilentServer:
-    """Accepts connections on loopback and never answers them: a provider that hangs."""
-
-    def __init__(self) -> None:
-        self.sock = socket.socket()
-        self.sock.bind(("127.0.0.1", 0))
-        self.sock.listen(64)
-        self.url = f"http://127.0.0.1:{self.sock.getsockname()[1]}"
-
-    def stop(self) -> None:
-        self.sock.close()
-
-
 @pytest.fixture(scope="session")
 def openid_provider():
     provider = OpenIdProvider()
     yield provider
     provider.stop()
-
-
-@pytest.fixture
-def silent_server():
-    server = SilentServer()
-    yield server
-    server.stop()

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import urllib.parse
 
@@ -13,21 +12,16 @@ from tests.servers.fake_slack import CLIENT_ID, CLIENT_SECRET, SECRET_KEY, SIGNI
 
 
 @pytest.fixture
-def slack(runtime, monkeypatch, fake_slack):
+def slack(settings_with, fake_slack):
     """The running app configured for the Slack app; the fake Slack it talks to."""
-    monkeypatch.setattr(
-        runtime,
-        "settings",
-        dataclasses.replace(
-            runtime.settings,
-            slack_client_id=CLIENT_ID,
-            slack_client_secret=CLIENT_SECRET,
-            slack_signing_secret=SIGNING_SECRET,
-            slack_api_base_url=fake_slack.api_url,
-            secret_key=SECRET_KEY,
-            # The fake Slack's response URLs are on loopback.
-            webhook_allow_private_urls=True,
-        ),
+    settings_with(
+        slack_client_id=CLIENT_ID,
+        slack_client_secret=CLIENT_SECRET,
+        slack_signing_secret=SIGNING_SECRET,
+        slack_api_base_url=fake_slack.api_url,
+        secret_key=SECRET_KEY,
+        # The fake Slack's response URLs are on loopback.
+        webhook_allow_private_urls=True,
     )
     return fake_slack
 

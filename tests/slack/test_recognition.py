@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import time
 
@@ -320,9 +319,9 @@ def test_work_queued_for_a_workspace_uninstalled_meanwhile_is_dropped(workspace,
     assert workspace.make.db.scalars(select(SlackJob.status)).all() == ["done"]
 
 
-def test_a_response_url_is_held_to_the_outbound_destination_rules(workspace, slack, runtime, monkeypatch):
+def test_a_response_url_is_held_to_the_outbound_destination_rules(workspace, slack, settings_with):
     # The Web API is the operator's setting (here on loopback); a response_url comes in a request.
-    monkeypatch.setattr(runtime, "settings", dataclasses.replace(runtime.settings, webhook_allow_private_urls=False))
+    settings_with(webhook_allow_private_urls=False)
     alice = workspace.person("U0ALICE")
     workspace.person("U0BOB")
     workspace.command("U0ALICE", "<@U0BOB> thanks")

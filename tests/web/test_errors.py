@@ -15,8 +15,7 @@ from kindling.accounts import service as accounts
 from kindling.accounts.models import User
 from kindling.errors import PayloadTooLarge
 from kindling.web.requestguard import RequestGuardMiddleware
-from tests.helpers import assert_envelope
-from tests.owasp import spec
+from tests.helpers import assert_envelope, spec
 
 
 def test_body_validation(client):

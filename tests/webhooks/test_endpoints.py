@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import datetime as dt
 
 import pytest
@@ -32,16 +31,6 @@ ENDPOINT_FIELDS = {
 def create(client, account, **fields):
     body = {"url": PUBLIC_URL, "events": ["client.invited"], **fields}
     return client.post("/api/webhooks/endpoints", json=body, headers=account.headers)
-
-
-@pytest.fixture
-def settings_with(monkeypatch, runtime):
-    """Run the app with some settings changed for one test."""
-
-    def change(**fields):
-        monkeypatch.setattr(runtime, "settings", dataclasses.replace(runtime.settings, **fields))
-
-    return change
 
 
 def test_create_shows_the_secret_once(client, make):

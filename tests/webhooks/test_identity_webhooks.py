@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import time
 
 import pytest
@@ -16,11 +15,7 @@ from tests.factories import Account, identity
 URL = "/webhooks/auth"
 
 
-@pytest.fixture(autouse=True)
-def identity_secret(runtime, monkeypatch):
-    monkeypatch.setattr(
-        runtime, "settings", dataclasses.replace(runtime.settings, auth_webhook_secret=identity.IDENTITY_SECRET)
-    )
+pytestmark = pytest.mark.usefixtures("identity_secret")
 
 
 def deliver(client, event: dict, **headers):
@@ -158,8 +153,8 @@ def test_unhandled_event_types_are_ignored(client, db):
     assert db.scalar(select(func.count()).select_from(InboundWebhookEvent)) == 0
 
 
-def test_not_configured_is_unavailable(client, runtime, monkeypatch):
-    monkeypatch.setattr(runtime, "settings", dataclasses.replace(runtime.settings, auth_webhook_secret=None))
+def test_not_configured_is_unavailable(client, settings_with):
+    settings_with(auth_webhook_secret=None)
     response = deliver(client, identity.user_event("user.deleted", "user_any"))
     assert response.status_code == 503 and response.json()["code"] == "webhook_not_configured"
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import logging
 import time
@@ -17,11 +16,7 @@ from tests.factories import donations as payments
 URL = "/webhooks/payments"
 
 
-@pytest.fixture(autouse=True)
-def payment_secret(runtime, monkeypatch):
-    monkeypatch.setattr(
-        runtime, "settings", dataclasses.replace(runtime.settings, payment_webhook_secret=payments.PAYMENT_SECRET)
-    )
+pytestmark = pytest.mark.usefixtures("payment_secret")
 
 
 def deliver(client, event: dict, **signature):
@@ -191,8 +186,8 @@ def test_payment_must_match_the_pledge(client, db, donation, fields):
     assert status_of(db, donation) == "pending"
 
 
-def test_not_configured_is_unavailable(client, db, runtime, monkeypatch, donation):
-    monkeypatch.setattr(runtime, "settings", dataclasses.replace(runtime.settings, payment_webhook_secret=None))
+def test_not_configured_is_unavailable(client, db, settings_with, donation):
+    settings_with(payment_webhook_secret=None)
     response = deliver(client, payments.payment_event("payment_intent.succeeded", donation))
     assert response.status_code == 503 and response.json()["code"] == "webhook_not_configured"
     assert status_of(db, donation) == "pending"

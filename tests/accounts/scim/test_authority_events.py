@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import json
 
-from tests.accounts.scim.helpers import ENTERPRISE, ok, patch, user
 from tests.helpers import assert_envelope
+from tests.helpers.scim import ENTERPRISE, ok, patch, user
 
 
 def _events(client, admin, type_):

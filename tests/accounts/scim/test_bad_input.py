@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from kindling.platform.ratelimit import RULES
-from tests.accounts.scim.helpers import ENTERPRISE, USER, ok, patch, scim_error, user
+from tests.helpers.scim import ENTERPRISE, USER, ok, patch, scim_error, user
 
 
 @pytest.fixture

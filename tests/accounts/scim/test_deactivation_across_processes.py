@@ -11,8 +11,8 @@ import pytest
 import requests
 
 from kindling.platform.database import upgrade
-from tests.accounts.scim.helpers import patch, user
 from tests.helpers import sign_up
+from tests.helpers.scim import patch, user
 
 pytestmark = pytest.mark.live
 BOUND = 2.0

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from tests.accounts.scim.helpers import GROUP, ok, patch, user
 from tests.helpers import assert_envelope
+from tests.helpers.scim import GROUP, ok, patch, user
 
 GROUPS = "/api/organization/groups"
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tests.accounts.scim.helpers import GROUP, PATCH, ok, patch, scim_error, user
+from tests.helpers.scim import GROUP, PATCH, ok, patch, scim_error, user
 
 
 def _link(client, scim, account) -> str:

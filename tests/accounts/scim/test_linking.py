@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from tests.accounts.scim.helpers import GROUP, ok, patch, user
 from tests.factories.accounts import PASSWORD
+from tests.helpers.scim import GROUP, ok, patch, user
 
 SIGN_IN = "/api/auth/sign-in"
 

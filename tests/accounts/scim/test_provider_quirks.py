@@ -7,7 +7,7 @@ import urllib.parse
 from sqlalchemy import select
 
 from kindling.accounts.models import User
-from tests.accounts.scim.helpers import ENTERPRISE, GROUP, PATCH, USER, ok, scim_error
+from tests.helpers.scim import ENTERPRISE, GROUP, PATCH, USER, ok, scim_error
 
 OKTA_CREATE = {
     "schemas": [USER],

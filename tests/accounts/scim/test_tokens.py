@@ -5,8 +5,8 @@ from __future__ import annotations
 import hashlib
 
 from kindling.accounts.scim.models import ScimToken
-from tests.accounts.scim.helpers import ok, scim_error
 from tests.helpers import assert_envelope
+from tests.helpers.scim import ok, scim_error
 
 
 def test_an_admin_makes_a_token_shown_once_and_stored_as_its_hash(client, make, db):

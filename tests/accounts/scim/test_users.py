@@ -6,7 +6,7 @@ from sqlalchemy import select
 
 from kindling.accounts.models import User
 from kindling.kindness.models import KindnessAct
-from tests.accounts.scim.helpers import ENTERPRISE, USER, ok, scim_error, user
+from tests.helpers.scim import ENTERPRISE, USER, ok, scim_error, user
 
 
 def _create(client, scim, name, **attributes):

@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import time
 import urllib.parse
 
@@ -141,19 +140,13 @@ def test_an_unverified_claim_never_blocks_the_organization_that_verifies(client,
 
 
 def test_a_dns_failure_is_503_and_a_silent_resolver_answers_within_its_timeout(
-    client, make, runtime, monkeypatch, openid_provider, dns, silent_dns_server
+    client, make, settings_with, openid_provider, dns, silent_dns_server
 ):
     admin, name = make.admin(), domain()
     assert configure(client, admin, openid_provider, domains=[name]).status_code == 200
     dns.failing = True
     assert "failed" in assert_envelope(verify(client, admin, name), 503, "dns_unavailable")["error"]
-    monkeypatch.setattr(
-        runtime,
-        "settings",
-        dataclasses.replace(
-            runtime.settings, dns_nameservers=(("127.0.0.1", silent_dns_server.port),), dns_timeout=1.0
-        ),
-    )
+    settings_with(dns_nameservers=(("127.0.0.1", silent_dns_server.port),), dns_timeout=1.0)
     started = time.monotonic()
     assert "did not answer" in assert_envelope(verify(client, admin, name), 503, "dns_unavailable")["error"]
     assert time.monotonic() - started < 3

@@ -148,22 +148,18 @@ def test_discovery_must_answer_and_name_the_same_issuer(client, make, openid_pro
     )
     assert "HTTP 404" in assert_envelope(nothing_there, 400, "sso_discovery_failed")["error"]
     started = time.monotonic()
-    hung = configure(client, admin, openid_provider, domains=[domain()], issuer=silent_server.url)
+    hung = configure(client, admin, openid_provider, domains=[domain()], issuer=silent_server.url("http"))
     assert "could not be read" in assert_envelope(hung, 400, "sso_discovery_failed")["error"]
     assert time.monotonic() - started < 6
     assert_envelope(client.get("/api/organization/sso", headers=admin.headers), 404)
 
 
-def test_the_provider_follows_the_outbound_destination_rules(client, make, runtime, monkeypatch, openid_provider):
+def test_the_provider_follows_the_outbound_destination_rules(client, make, settings_with, openid_provider):
     admin = make.admin()
-    monkeypatch.setattr(runtime, "settings", dataclasses.replace(runtime.settings, webhook_allow_private_urls=False))
+    settings_with(webhook_allow_private_urls=False)
     body = assert_envelope(configure(client, admin, openid_provider, domains=[domain()]), 400, "sso_discovery_failed")
     assert "not allowed" in body["error"]
-    monkeypatch.setattr(
-        runtime,
-        "settings",
-        dataclasses.replace(runtime.settings, webhook_allow_private_urls=True, environment="production"),
-    )
+    settings_with(webhook_allow_private_urls=True, environment="production")
     assert (
         "https"
         in assert_envelope(configure(client, admin, openid_provider, domains=[domain()]), 400, "sso_discovery_failed")[
@@ -172,14 +168,14 @@ def test_the_provider_follows_the_outbound_destination_rules(client, make, runti
     )
 
 
-def test_a_first_setup_needs_a_secret_and_the_server_a_secret_key(client, make, runtime, monkeypatch, openid_provider):
+def test_a_first_setup_needs_a_secret_and_the_server_a_secret_key(client, make, settings_with, openid_provider):
     admin = make.admin()
     body = {"issuer": openid_provider.url, "clientId": CLIENT_ID, "emailDomains": [domain()]}
     refused = assert_envelope(
         client.put("/api/organization/sso", json=body, headers=admin.headers), 400, "validation_error"
     )
     assert refused["details"]["errors"][0]["field"] == "clientSecret"
-    monkeypatch.setattr(runtime, "settings", dataclasses.replace(runtime.settings, secret_key=None))
+    settings_with(secret_key=None)
     assert_envelope(configure(client, admin, openid_provider, domains=[domain()]), 503, "secret_key_missing")
 
 
@@ -377,7 +373,7 @@ def test_a_provider_that_hangs_answers_503_within_six_seconds(client, sso, db, o
     db.execute(
         update(SsoConnection)
         .where(SsoConnection.organization_id == sso.admin.organization_id)
-        .values(token_endpoint=silent_server.url + "/token")
+        .values(token_endpoint=silent_server.url("http") + "/token")
     )
     db.flush()
     started = time.monotonic()
@@ -388,11 +384,11 @@ def test_a_provider_that_hangs_answers_503_within_six_seconds(client, sso, db, o
 def test_a_provider_that_is_down_answers_503(client, sso, db, openid_provider, silent_server):
     sub = openid_provider.person(email=sso.email())
     callback = openid_provider.sign_in(start(client, email=sso.email()), sub)
-    silent_server.stop()  # nothing listens there any more: connections are refused
+    silent_server.close()  # nothing listens there any more: connections are refused
     db.execute(
         update(SsoConnection)
         .where(SsoConnection.organization_id == sso.admin.organization_id)
-        .values(token_endpoint=silent_server.url + "/token")
+        .values(token_endpoint=silent_server.url("http") + "/token")
     )
     db.flush()
     assert_envelope(finish(client, callback), 503, "sso_provider_unavailable")
