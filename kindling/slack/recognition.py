@@ -11,7 +11,6 @@ from __future__ import annotations
 import dataclasses
 
 from slack_sdk import WebClient
-from sqlalchemy import delete, or_, select
 from sqlalchemy.orm import Session
 
 from kindling.accounts import members
@@ -20,7 +19,6 @@ from kindling.accounts.sessions import principal_of
 from kindling.errors import ApiError
 from kindling.kindness import acts as kindness
 from kindling.kindness import verification
-from kindling.kindness.models import KindnessAct
 from kindling.platform.access import Principal
 from kindling.platform.cache import Cache
 from kindling.slack import web_api
@@ -131,23 +129,3 @@ def decide_from_click(
     except ApiError as refused:  # already decided, or a rule of level 2 the click does not meet
         return ClickOutcome(False, refused.message)
     return ClickOutcome(True, "")
-
-
-def identities_of(db: Session, *, user_id: str) -> list[dict]:
-    """The Slack users kept with the acts a person sent or received, as `{teamId, userId}` (their
-    personal-data export)."""
-    sent = select(SlackAct.team_id, SlackAct.sender_slack_id).join(KindnessAct, KindnessAct.id == SlackAct.act_id)
-    received = select(SlackAct.team_id, SlackAct.recipient_slack_id).join(
-        KindnessAct, KindnessAct.id == SlackAct.act_id
-    )
-    rows = [
-        *db.execute(sent.where(KindnessAct.user_id == user_id)),
-        *db.execute(received.where(KindnessAct.recipient_id == user_id)),
-    ]
-    return [{"teamId": team_id, "userId": slack_id} for team_id, slack_id in sorted(set(map(tuple, rows)))]
-
-
-def forget_person(db: Session, *, user_id: str) -> None:
-    """Drop the Slack user ids kept with the acts a person sent or received (their erasure, docs/decisions.md §15)."""
-    theirs = select(KindnessAct.id).where(or_(KindnessAct.user_id == user_id, KindnessAct.recipient_id == user_id))
-    db.execute(delete(SlackAct).where(SlackAct.act_id.in_(theirs)))

@@ -264,7 +264,7 @@ def test_old_comments_are_deleted_and_the_answers_stay(db, make):
     db.refresh(old)
     db.refresh(recent)
     assert (old.comment, old.mood) == (None, 4) and recent.comment == "This week's news"
-    assert json.dumps(personal_data.export(db, user=member.user), default=str).count("worry") == 0
+    assert json.dumps(personal_data.export(db, user_id=member.user.id), default=str).count("worry") == 0
 
 
 def test_giving_requests_are_exported_and_their_reasons_and_notes_erased(client, make, db):

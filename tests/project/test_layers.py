@@ -191,6 +191,15 @@ def test_slices_import_only_the_slices_below_them():
     assert arrows == []
 
 
+def test_privacy_reaches_the_features_through_their_personal_data_functions():
+    # Each feature exports and erases its own records of a person; privacy never reads their tables.
+    def tables(target: str) -> bool:
+        return _slice(target) not in (None, "privacy") and target.rpartition(".")[2].endswith("models")
+
+    assert _crossings(lambda name: _slice(name) == "privacy", tables) == []
+    assert "kindling.kindness.personal_data" in IMPORTS["kindling.privacy.personal_data"]
+
+
 def test_slices_import_neither_the_web_package_nor_the_entry_points():
     above = ("kindling.web", "kindling.cli", "kindling.schema", "kindling.migrations")
     assert (
