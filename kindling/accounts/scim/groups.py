@@ -11,8 +11,7 @@ from kindling.accounts.locks import lock_organization
 from kindling.accounts.models import User as Person
 from kindling.accounts.scim import filters, resources
 from kindling.accounts.scim.models import DirectoryGroup, GroupMembership, ScimUser
-from kindling.accounts.scim.resources import Group
-from kindling.accounts.scim.users import Page
+from kindling.accounts.scim.resources import Group, Page
 from kindling.errors import NotFound
 from kindling.platform import pagination
 from kindling.platform.base import utcnow

@@ -6,8 +6,9 @@ what a client can really write and read back.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterator
-from typing import TYPE_CHECKING, Annotated, Any, ClassVar
+from typing import Annotated, Any, ClassVar
 
 from pydantic import Field, ValidationError
 from scim2_models import (
@@ -41,9 +42,6 @@ from scim2_models import (
     Sort,
     Uniqueness,
 )
-
-if TYPE_CHECKING:
-    from kindling.accounts.scim.users import Page
 
 MAX_RESULTS = 200
 
@@ -301,6 +299,15 @@ def dump(
     context: Context = Context.RESOURCE_QUERY_RESPONSE,
 ) -> dict:
     return resource.model_dump(scim_ctx=context, response_parameters=parameters)
+
+
+@dataclasses.dataclass
+class Page:
+    """One page of a list of resources, as a ListResponse counts it."""
+
+    total: int
+    start_index: int
+    resources: list[Any]
 
 
 def dump_list(model: Any, page: Page, parameters: ResponseParameters[Any] | None = None) -> dict:

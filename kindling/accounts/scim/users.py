@@ -7,9 +7,7 @@ active state from it.
 
 from __future__ import annotations
 
-import dataclasses
 import secrets
-from typing import Any
 
 from argon2 import PasswordHasher
 from scim2_models import (
@@ -31,7 +29,7 @@ from kindling.accounts.locks import lock_organization
 from kindling.accounts.models import User as Person
 from kindling.accounts.scim import filters, resources
 from kindling.accounts.scim.models import DirectoryGroup, GroupMembership, ScimUser
-from kindling.accounts.scim.resources import ENTERPRISE_SCHEMA, EnterpriseUser, User
+from kindling.accounts.scim.resources import ENTERPRISE_SCHEMA, EnterpriseUser, Page, User
 from kindling.evidence import log as evidence
 from kindling.platform.base import new_id, utcnow
 
@@ -78,13 +76,6 @@ VALUE_ATTRIBUTES = {
         "value": filters.Attribute(ScimUser.work_email),
     }
 }
-
-
-@dataclasses.dataclass
-class Page:
-    total: int
-    start_index: int
-    resources: list[Any]
 
 
 def list_users(
