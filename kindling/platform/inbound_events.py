@@ -6,9 +6,10 @@ from __future__ import annotations
 
 import datetime as dt
 import logging
+import typing
 
-from sqlalchemy import String, UniqueConstraint
-from sqlalchemy.exc import IntegrityError
+from sqlalchemy import String, Table, UniqueConstraint
+from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Mapped, Session, mapped_column
 
 from kindling.errors import BadRequest
@@ -35,10 +36,20 @@ def first_delivery(db: Session, *, provider: str, event_id: object, event_type: 
     """Record the event; False when it was recorded before (a replay)."""
     if not isinstance(event_id, str) or not 1 <= len(event_id) <= 255:
         raise BadRequest("The event has no usable id", code="invalid_payload")
-    try:
-        with db.begin_nested():
-            db.add(InboundWebhookEvent(provider=provider, event_id=event_id, event_type=event_type))
-    except IntegrityError:  # the unique (provider, event_id) pair, also against a concurrent delivery
+    # One statement, no savepoint: a concurrent delivery of the same event holds it until that
+    # delivery's transaction ends, and it records nothing if that one committed.
+    recorded = db.connection().execute(
+        _RECORDS[db.get_bind().dialect.name], {"provider": provider, "event_id": event_id, "event_type": event_type}
+    )
+    if not recorded.rowcount:
         log.info("%s event %s already processed", provider, event_id)
         return False
     return True
+
+
+_events = typing.cast(Table, InboundWebhookEvent.__table__)
+# Built once, as every delivery runs it.
+_RECORDS = {
+    "postgresql": postgresql.insert(_events).on_conflict_do_nothing(index_elements=["provider", "event_id"]),
+    "sqlite": sqlite.insert(_events).on_conflict_do_nothing(index_elements=["provider", "event_id"]),
+}
