@@ -52,7 +52,7 @@ from sqlalchemy.orm import Session
 from kindling.compliance import exports
 from kindling.evidence import log as evidence
 from kindling.evidence import merkle, replay, tree
-from kindling.evidence.chain import GENESIS_HASH, event_hash, timestamp
+from kindling.evidence.chain import GENESIS_HASH, body_hash, event_body, timestamp
 from kindling.evidence.keys import make_signer
 from kindling.evidence.verify_command import verify_bundle_file
 from kindling.platform.base import utcnow
@@ -183,17 +183,10 @@ class _Loader:
         self, type_: str, kind: str, subject_id: str, actor_id: str | None, data: dict, moment: dt.datetime
     ) -> None:
         self.seq += 1
-        event = {
-            "seq": self.seq,
-            "organizationId": self.organization_id,
-            "type": type_,
-            "subject": {"kind": kind, "id": subject_id},
-            "actorId": actor_id,
-            "data": data,
-            "occurredAt": timestamp(moment),
-            "prevHash": self.prev_hash,
-        }
-        hash_ = event_hash(event)
+        body = event_body(
+            self.seq, self.organization_id, type_, kind, subject_id, actor_id, data, moment, self.prev_hash
+        )
+        hash_ = body_hash(body)
         self.row(
             "evidence_events",
             self.organization_id,

@@ -114,6 +114,30 @@ def _orjson(value: object) -> bytes | None:
         return None
 
 
+def event_body(
+    seq: int,
+    organization_id: str,
+    type_: str,
+    subject_kind: str,
+    subject_id: str,
+    actor_id: str | None,
+    data: dict,
+    occurred_at: dt.datetime,
+    prev_hash: str,
+) -> dict:
+    """An event's body, the `HASHED_MEMBERS` it is hashed over, from its stored columns."""
+    return {
+        "seq": seq,
+        "organizationId": organization_id,
+        "type": type_,
+        "subject": {"kind": subject_kind, "id": subject_id},
+        "actorId": actor_id,
+        "data": data,
+        "occurredAt": timestamp(occurred_at),
+        "prevHash": prev_hash,
+    }
+
+
 def event_hash(event: dict) -> str:
     """Lowercase hex SHA-256 of the RFC 8785 canonical JSON of the event without its `hash`."""
     return body_hash({name: event[name] for name in HASHED_MEMBERS})

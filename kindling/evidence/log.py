@@ -12,7 +12,7 @@ from sqlalchemy.orm import Session
 
 from kindling.errors import BadRequest, Conflict, invalid
 from kindling.evidence import checkpoints, merkle, tree, witnesses, witnessing
-from kindling.evidence.chain import ALGORITHM, GENESIS_HASH, event_hash, signed_bytes, timestamp
+from kindling.evidence.chain import ALGORITHM, GENESIS_HASH, body_hash, event_body, signed_bytes, timestamp
 from kindling.evidence.keys import Signer
 from kindling.evidence.models import EvidenceCheckpoint, EvidenceEvent, EvidenceHead
 from kindling.evidence.reconcile import RECORD_KINDS, reconcile
@@ -168,17 +168,10 @@ def append_all(db: Session, *, organization_id: str, entries: typing.Sequence[En
     events, rows, hashes = [], [], []
     for entry in entries:
         kind, subject_id = entry.subject
-        event = {
-            "seq": seq,
-            "organizationId": organization_id,
-            "type": entry.type,
-            "subject": {"kind": kind, "id": subject_id},
-            "actorId": entry.actor_id,
-            "data": entry.data,
-            "occurredAt": timestamp(occurred_at),
-            "prevHash": prev_hash,
-        }
-        digest = event["hash"] = event_hash(event)
+        event = event_body(
+            seq, organization_id, entry.type, kind, subject_id, entry.actor_id, entry.data, occurred_at, prev_hash
+        )
+        digest = event["hash"] = body_hash(event)
         events.append(event)
         rows.append(
             {
@@ -260,17 +253,9 @@ def _stream(db: Session, statement: Select) -> typing.Iterator[dict]:
     for seq, organization_id, type_, kind, subject_id, actor_id, data, occurred_at, prev_hash, hash_ in db.execute(
         statement.with_only_columns(*_COLUMNS).execution_options(yield_per=_STREAM_BATCH)
     ):
-        yield {
-            "seq": seq,
-            "organizationId": organization_id,
-            "type": type_,
-            "subject": {"kind": kind, "id": subject_id},
-            "actorId": actor_id,
-            "data": data,
-            "occurredAt": timestamp(occurred_at),
-            "prevHash": prev_hash,
-            "hash": hash_,
-        }
+        event = event_body(seq, organization_id, type_, kind, subject_id, actor_id, data, occurred_at, prev_hash)
+        event["hash"] = hash_
+        yield event
 
 
 def last_event(db: Session, *, organization_id: str) -> dict:

@@ -15,7 +15,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from kindling.evidence import replay
-from kindling.evidence.chain import body_hash, event_hash, timestamp
+from kindling.evidence.chain import body_hash, event_body, event_hash, timestamp
 from kindling.evidence.models import EvidenceEvent
 from kindling.platform.base import UTCDateTime
 
@@ -216,16 +216,7 @@ def _differences(
             .order_by(_events.c.subject_id, _events.c.seq)
         )
         for seq, type_, subject_id, actor_id, data, occurred_at, prev_hash, hash_ in events:
-            body = {
-                "seq": seq,
-                "organizationId": organization_id,
-                "type": type_,
-                "subject": {"kind": kind, "id": subject_id},
-                "actorId": actor_id,
-                "data": data,
-                "occurredAt": timestamp(occurred_at),
-                "prevHash": prev_hash,
-            }
+            body = event_body(seq, organization_id, type_, kind, subject_id, actor_id, data, occurred_at, prev_hash)
             found.compare(seq, body_hash(body), hash_)
             states[subject_id] = replay.apply(states.get(subject_id), body)
         for row in rows:
