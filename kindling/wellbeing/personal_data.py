@@ -7,22 +7,14 @@ from sqlalchemy import delete, select
 from sqlalchemy.orm import Session
 
 from kindling.wellbeing.models import WellbeingResponse
+from kindling.wellbeing.service import response_body
 
 
 def export(db: Session, *, user_id: str) -> dict:
     """The person's answers, oldest first."""
     return {
         "wellbeingResponses": [
-            {
-                "id": response.id,
-                "mood": response.mood,
-                "stress": response.stress,
-                "energy": response.energy,
-                "comment": response.comment,
-                "anonymous": response.anonymous,
-                "sentiment": {"label": response.sentiment_label, "compound": response.sentiment_compound},
-                "createdAt": response.created_at,
-            }
+            response_body(response)
             for response in db.scalars(
                 select(WellbeingResponse)
                 .where(WellbeingResponse.user_id == user_id)

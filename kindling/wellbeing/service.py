@@ -177,6 +177,20 @@ def get_own_response(db: Session, *, caller: Principal, response_id: str) -> Wel
     return response
 
 
+def response_body(response: WellbeingResponse) -> dict:
+    """A response as its author reads it, in the API and in their copy of their data: nobody else reads it."""
+    return {
+        "id": response.id,
+        "mood": response.mood,
+        "stress": response.stress,
+        "energy": response.energy,
+        "comment": response.comment,
+        "anonymous": response.anonymous,
+        "sentiment": {"label": response.sentiment_label, "compound": response.sentiment_compound},
+        "createdAt": response.created_at,
+    }
+
+
 def _locked_week(db: Session, *, organization_id: str, week_start: dt.date) -> WellbeingWeek:
     """The organization's row for the week, created if need be, locked until the transaction ends.
 

@@ -6,7 +6,6 @@ from kindling.platform import access, periods
 from kindling.platform.request import db
 from kindling.wellbeing import noise
 from kindling.wellbeing import service as wellbeing
-from kindling.wellbeing.models import WellbeingResponse
 from kindling.wellbeing.service import Figures, Summary
 
 
@@ -21,7 +20,7 @@ def list_responses(token_info: dict, scope: str, period: str, limit: int, cursor
             "minimumGroupSize": wellbeing.MINIMUM_GROUP_SIZE,
         }, 200
     rows, next_cursor = wellbeing.list_own_responses(db(), caller=caller, limit=limit, cursor=cursor)
-    return {"data": [response_body(r) for r in rows], "nextCursor": next_cursor}, 200
+    return {"data": [wellbeing.response_body(r) for r in rows], "nextCursor": next_cursor}, 200
 
 
 def create_response(token_info: dict, body: dict):
@@ -34,25 +33,12 @@ def create_response(token_info: dict, body: dict):
         comment=body.get("comment"),
         anonymous=body["anonymous"],
     )
-    return {"data": response_body(response)}, 201
+    return {"data": wellbeing.response_body(response)}, 201
 
 
 def get_response(token_info: dict, id_: str):
     response = wellbeing.get_own_response(db(), caller=access.principal(token_info), response_id=id_)
-    return {"data": response_body(response)}, 200
-
-
-def response_body(response: WellbeingResponse) -> dict:
-    return {
-        "id": response.id,
-        "mood": response.mood,
-        "stress": response.stress,
-        "energy": response.energy,
-        "comment": response.comment,
-        "anonymous": response.anonymous,
-        "sentiment": {"label": response.sentiment_label, "compound": response.sentiment_compound},
-        "createdAt": response.created_at,
-    }
+    return {"data": wellbeing.response_body(response)}, 200
 
 
 def summary_body(summary: Summary) -> dict:
