@@ -25,6 +25,7 @@ from sqlalchemy import (
     CompoundSelect,
     Select,
     SQLColumnExpression,
+    and_,
     case,
     func,
     literal,
@@ -183,8 +184,7 @@ def _foreign(ids: list[str], window: Window, target: SQLColumnExpression[str]) -
         .join(Organization, Organization.id == Donation.organization_id)
         .where(
             Donation.organization_id.in_(ids),
-            Donation.created_at >= window.start,
-            Donation.created_at <= window.end,
+            _made_in(window, Donation.created_at),
             Donation.status == SUCCEEDED,
             Donation.currency != target,
         )
@@ -200,8 +200,7 @@ def _foreign(ids: list[str], window: Window, target: SQLColumnExpression[str]) -
         .join(Organization, Organization.id == GivingRequest.organization_id)
         .where(
             GivingRequest.organization_id.in_(ids),
-            GivingRequest.created_at >= window.start,
-            GivingRequest.created_at <= window.end,
+            _made_in(window, GivingRequest.created_at),
             GivingRequest.status.in_(COMMITTED),
             GivingRequest.currency != target,
         )
@@ -249,6 +248,11 @@ def _converted(db: Session, figures: dict[str, Activity], foreign: CompoundSelec
     }
 
 
+def _made_in(window: Window, made_at: SQLColumnExpression[dt.datetime]) -> ColumnElement[bool]:
+    """A record belongs to the window by the moment it was made, and windows are closed."""
+    return and_(made_at >= window.start, made_at <= window.end)
+
+
 def _zero_if_null(column: ColumnElement[Any]) -> ColumnElement[Any]:
     # An organization without records of a kind has no row in that kind's grouped query.
     return func.coalesce(column, 0)
@@ -273,8 +277,7 @@ def _kindness(ids: list[str], window: Window) -> Select:
         )
         .where(
             KindnessAct.organization_id.in_(ids),
-            KindnessAct.created_at >= window.start,
-            KindnessAct.created_at <= window.end,
+            _made_in(window, KindnessAct.created_at),
         )
         .group_by(KindnessAct.organization_id)
     )
@@ -292,8 +295,7 @@ def _check_ins(ids: list[str], window: Window) -> Select:
         )
         .where(
             CheckIn.organization_id.in_(ids),
-            CheckIn.checked_in_at >= window.start,
-            CheckIn.checked_in_at <= window.end,
+            _made_in(window, CheckIn.checked_in_at),
         )
         .group_by(CheckIn.organization_id)
     )
@@ -312,8 +314,7 @@ def _donations(ids: list[str], window: Window, target: SQLColumnExpression[str])
         .join(Organization, Organization.id == Donation.organization_id)
         .where(
             Donation.organization_id.in_(ids),
-            Donation.created_at >= window.start,
-            Donation.created_at <= window.end,
+            _made_in(window, Donation.created_at),
         )
         .group_by(Donation.organization_id)
     )
@@ -340,8 +341,7 @@ def _giving(ids: list[str], window: Window, target: SQLColumnExpression[str]) ->
         .join(Organization, Organization.id == GivingRequest.organization_id)
         .where(
             GivingRequest.organization_id.in_(ids),
-            GivingRequest.created_at >= window.start,
-            GivingRequest.created_at <= window.end,
+            _made_in(window, GivingRequest.created_at),
         )
         .group_by(GivingRequest.organization_id)
     )
@@ -396,8 +396,7 @@ def external_validation(db: Session, *, organization_id: str, window: Window) ->
         .where(
             KindnessAct.organization_id == organization_id,
             KindnessAct.verified_level == EXTERNAL_LEVEL,
-            KindnessAct.created_at >= window.start,
-            KindnessAct.created_at <= window.end,
+            _made_in(window, KindnessAct.created_at),
         )
         .group_by(Attestation.attester_key)
     )
