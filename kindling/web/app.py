@@ -29,6 +29,7 @@ from kindling.web.operations import Operations
 from kindling.web.overrides import validator_map
 from kindling.web.overrides.handler_signatures import settle_handlers
 from kindling.web.overrides.json_encoding import OrjsonJsonifier, OrjsonProvider
+from kindling.web.overrides.security_handlers import security_map
 from kindling.web.ratelimit import OperationLimitMiddleware, RateLimitMiddleware
 from kindling.web.request_hooks import keep_raw_form_bodies, own_request_transactions
 from kindling.web.requestguard import RequestGuardMiddleware
@@ -80,6 +81,7 @@ def create_app(settings: Settings | None = None) -> connexion.FlaskApp:
         validate_responses=settings.validate_responses,
         pythonic_params=True,
         validator_map=validator_map(),
+        security_map=security_map(),
         # The spec itself is served as written by SpecMiddleware; the Swagger UI loads it from there.
         swagger_ui_options=SwaggerUIOptions(
             swagger_ui=settings.api_docs, serve_spec=False, spec_path=SPEC_JSON_PATH, swagger_ui_path="/api/ui"

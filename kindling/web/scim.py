@@ -1,8 +1,8 @@
 """The edge of /scim/v2: an organization's SCIM token on every request, and its rate limit.
 
-openapi.yaml's `scimBearer` scheme names `scim_token_info` below. The token is resolved once per
-request by `ScimMiddleware`, which also counts the request against the organization's limit of
-1,200 a minute (docs/decisions.md §13); both refusals are raised here and answered by
+openapi.yaml's `scimBearer` scheme names `scim_token_info` below. `ScimMiddleware` has the token
+resolved by kindling.web.authentication, then counts the request against the organization's
+limit of 1,200 a minute (docs/decisions.md §13); both refusals are raised here and answered by
 kindling.web.errors in the SCIM error body, like every other failure under /scim/v2.
 """
 
@@ -12,15 +12,11 @@ import logging
 
 from scim2_models import UnauthorizedException
 from starlette.concurrency import run_in_threadpool
-from starlette.datastructures import Headers
 
-from kindling.accounts.scim import tokens
 from kindling.errors import RateLimited
 from kindling.platform.ratelimit import RateLimiter
+from kindling.web.authentication import authenticate_scim, credential_of
 from kindling.web.errors import is_scim
-from kindling.web.overrides.handler_signatures import settle
-
-ORGANIZATION_KEY = "kindling.scim_organization"
 
 
 class _OneMediaTypeNotice(logging.Filter):
@@ -48,10 +44,7 @@ class ScimMiddleware:
         if scope["type"] != "http" or not is_scim(scope):
             await self.app(scope, receive, send)
             return
-        scheme, _, secret = Headers(scope=scope).get("authorization", "").partition(" ")
-        organization_id = None
-        if scheme.lower() == "bearer" and secret.strip():
-            organization_id = await run_in_threadpool(self._organization_of, secret.strip())
+        organization_id = (await authenticate_scim(scope, self.session_factory)).organization_id
         if organization_id is None:
             raise UnauthorizedException(
                 detail="A SCIM token of the organization is required: Authorization: Bearer <token>"
@@ -64,7 +57,6 @@ class ScimMiddleware:
             raise RateLimited(
                 "Too many SCIM requests for this organization; retry later", retry_after=decision.retry_after
             )
-        scope.setdefault("state", {})[ORGANIZATION_KEY] = organization_id
 
         async def send_with_headers(message):
             if message["type"] == "http.response.start":
@@ -73,13 +65,8 @@ class ScimMiddleware:
 
         await self.app(scope, receive, send_with_headers)
 
-    def _organization_of(self, secret: str) -> str | None:
-        with self.session_factory() as db:
-            return tokens.organization_of(db, secret)
 
-
-@settle
-async def scim_token_info(_token: str, request) -> dict | None:
-    """Connexion's security function for `scimBearer`: the organization ScimMiddleware found."""
-    organization_id = request.scope.get("state", {}).get(ORGANIZATION_KEY)
+def scim_token_info(scope) -> dict | None:
+    """What `scimBearer` names: the organization whose SCIM token the request carries."""
+    organization_id = credential_of(scope).organization_id
     return {"sub": organization_id, "organization_id": organization_id} if organization_id else None

@@ -120,6 +120,33 @@ def test_unauthenticated(client, path):
     assert_envelope(method(path), 401, "unauthenticated")
 
 
+@pytest.mark.parametrize(
+    "headers, words",
+    [
+        ({}, "No authorization token provided"),
+        ({"Authorization": "Bearer not-a-token"}, "Provided token is not valid"),
+        ({"Authorization": "Bearer"}, "Invalid authorization header"),
+        ({"Authorization": "Basic dXNlcjpwYXNz"}, "No authorization token provided"),
+        ({"Cookie": "kindling.session_token=not-a-token"}, "Provided apikey is not valid"),
+        ({"Cookie": "other=1"}, "No authorization token provided"),
+    ],
+)
+def test_a_refused_credential_is_named_in_the_401(client, headers, words):
+    assert assert_envelope(client.get("/api/auth/session", headers=headers), 401, "unauthenticated")["error"] == words
+
+
+def test_a_cookie_and_a_bearer_token_that_differ_authenticate_nobody(client, make):
+    account = make.admin()
+    token = account.headers["Authorization"].removeprefix("Bearer ")
+    assert client.get("/api/auth/session", headers=account.headers).status_code == 200
+    both = {**account.headers, "Cookie": f"kindling.session_token={token}"}
+    assert client.get("/api/auth/session", headers=both).status_code == 200
+    mixed = {**account.headers, "Cookie": "kindling.session_token=another"}
+    assert_envelope(client.get("/api/auth/session", headers=mixed), 401, "unauthenticated")
+    empty = {"Authorization": "Bearer", "Cookie": f"kindling.session_token={token}"}
+    assert_envelope(client.get("/api/auth/session", headers=empty), 401, "unauthenticated")
+
+
 # Validation errors name the field and where it is, and repeat nothing the client sent.
 
 SECRETS = {

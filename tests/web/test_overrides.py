@@ -7,8 +7,11 @@ from __future__ import annotations
 import inspect
 
 import connexion
+from connexion.middleware import MiddlewarePosition
 from connexion.resolver import Resolver
 
+from kindling.web.authentication import CREDENTIAL_KEY, Credential
+from kindling.web.overrides.security_handlers import security_map
 from tests.helpers import assert_envelope
 
 
@@ -73,3 +76,39 @@ def test_responses_are_encoded_by_orjson(client, app):
     assert text.startswith('{"status":') and "\n" not in text
     with app.app.app_context():
         assert app.app.json.dumps({"a": [1, 2]}) == '{"a":[1,2]}'
+
+
+def probe_token_info(scope) -> dict | None:
+    return {"sub": "probe"} if scope["state"][CREDENTIAL_KEY].bearer == "resolved" else None
+
+
+def test_connexion_checks_security_through_the_handlers_it_is_given():
+    class Resolved:
+        """Leaves a bearer credential in the request's state, as kindling.web.authentication does."""
+
+        def __init__(self, app) -> None:
+            self.app = app
+
+        async def __call__(self, scope, receive, send):
+            scope.setdefault("state", {})[CREDENTIAL_KEY] = Credential(scheme="bearer", bearer="resolved")
+            await self.app(scope, receive, send)
+
+    def handler(token_info):
+        return {"sub": token_info["sub"]}, 200
+
+    spec = {
+        "openapi": "3.0.3",
+        "info": {"title": "probe", "version": "1"},
+        "components": {
+            "securitySchemes": {
+                "bearer": {"type": "http", "scheme": "bearer", "x-bearerInfoFunc": f"{__name__}.probe_token_info"}
+            }
+        },
+        "security": [{"bearer": []}],
+        "paths": {"/probe": {"get": {"operationId": "probe", "responses": {"200": {"description": "ok"}}}}},
+    }
+    app = connexion.FlaskApp(__name__)
+    app.add_api(spec, resolver=Resolver(function_resolver=lambda _operation_id: handler), security_map=security_map())
+    app.add_middleware(Resolved, position=MiddlewarePosition.BEFORE_SECURITY)
+    # No Authorization header: Connexion's own bearer handler would find no token and answer 401.
+    assert app.test_client().get("/probe").json() == {"sub": "probe"}

@@ -1,13 +1,13 @@
 """Handler signatures worked out once, at start-up.
 
-Connexion asks which arguments a handler and a security function take on every request
-(`inspect.signature`). `inspect.signature` returns a function's own `__signature__` when it
-has one (PEP 362), so each is set here once, to exactly what inspection finds. Nothing of
-Connexion is replaced: were it to stop asking, only the saving would go. The saving, a twentieth
-of a cached statistics read (README, "Framework overrides"), is measured by
+Connexion asks which arguments a handler takes on every request (`inspect.signature`).
+`inspect.signature` returns a function's own `__signature__` when it has one (PEP 362), so each
+is set here once, to exactly what inspection finds. Nothing of Connexion is replaced: were it to
+stop asking, only the saving would go. The saving, a twentieth of a cached statistics read
+(README, "Framework overrides"), is measured by
 `python -m benchmarks.instructions --database-url … --redis-url …` with `settle_handlers` and
-`@settle` and without them. `tests/web/test_overrides.py` fails if Connexion stops passing
-arguments by the signature it inspects; `tests/web/test_signatures.py` checks that every settled
+without it. `tests/web/test_overrides.py` fails if Connexion stops passing arguments by the
+signature it inspects; `tests/web/test_signatures.py` checks that every settled
 signature is the one inspection finds.
 """
 
