@@ -99,20 +99,16 @@ def _match(db: Session, donation: Donation) -> list[Change]:
             reason = BELOW_MINIMUM
         else:
             amount, reason = ledger.reserve(db, program=program, period=period, user_id=person.id, wanted=wanted)
-        request = GivingRequest(
-            organization_id=donation.organization_id,
-            program_id=program.id,
-            program_version=program.version,
-            kind=program.kind,
+        request = _new_request(
+            program,
             user_id=person.id,
+            period=period,
+            computed=computed,
+            amount=amount,
+            reason=reason,
             donation_id=donation.id,
-            period_start=period,
             gift_amount=gift,
             ratio_percent=program.ratio_percent,
-            computed_amount=computed,
-            amount=amount,
-            currency=program.currency,
-            capped=reason is None and amount < computed,
             recipient_name=donation.recipient_name,
             recipient_registration_number=donation.recipient_registration_number,
         )
@@ -141,6 +137,34 @@ def _converted_gift(db: Session, donation: Donation, currency: str) -> tuple[int
         "ratesDigest": rates.digest(db),
     }
     return money.floor(exact), conversion
+
+
+def _new_request(
+    program: GivingProgram,
+    *,
+    user_id: str,
+    period: dt.date,
+    computed: int,
+    amount: int,
+    reason: str | None,
+    **source: object,
+) -> GivingRequest:
+    """A request under the program's current version, in its currency, for `computed` of which the
+    ledger reserved `amount` (capped when that is less, unless `reason` makes it ineligible), with
+    what its `source` (the gift matched or the hours granted) and recipient say."""
+    return GivingRequest(
+        organization_id=program.organization_id,
+        program_id=program.id,
+        program_version=program.version,
+        kind=program.kind,
+        user_id=user_id,
+        period_start=period,
+        computed_amount=computed,
+        amount=amount,
+        currency=program.currency,
+        capped=reason is None and amount < computed,
+        **source,
+    )
 
 
 def _open(
@@ -317,19 +341,15 @@ def request_grant(
         covered += check_in.hours
     computed = int((Decimal(repr(hours)) * _rule(program.rate_per_hour)).to_integral_value(ROUND_FLOOR))
     amount, reason = ledger.reserve(db, program=program, period=period, user_id=person.id, wanted=computed)
-    request = GivingRequest(
-        organization_id=program.organization_id,
-        program_id=program.id,
-        program_version=program.version,
-        kind=program.kind,
-        user_id=person.id,
-        period_start=period,
+    request = _new_request(
+        program,
+        user_id=caller.user_id,
+        period=period,
+        computed=computed,
+        amount=amount,
+        reason=reason,
         hours=hours,
         rate_per_hour=program.rate_per_hour,
-        computed_amount=computed,
-        amount=amount,
-        currency=program.currency,
-        capped=reason is None and amount < computed,
         recipient_name=recipient_name.strip(),
         recipient_registration_number=(recipient_registration_number or "").strip() or None,
     )
