@@ -27,6 +27,7 @@ from kindling.web.authorization import AuthorizationMiddleware
 from kindling.web.idempotency import KeyedOperations, keep_answers, keep_refusals
 from kindling.web.operations import Operations
 from kindling.web.overrides import validator_map
+from kindling.web.overrides.connexion_log import drop_media_type_notices
 from kindling.web.overrides.handler_signatures import settle_handlers
 from kindling.web.overrides.json_encoding import OrjsonJsonifier, OrjsonProvider
 from kindling.web.overrides.security_handlers import security_map
@@ -72,6 +73,7 @@ def create_app(settings: Settings | None = None) -> connexion.FlaskApp:
     # Compact JSON by orjson: Connexion pretty-prints with the standard library by default.
     app = connexion.FlaskApp(__name__, jsonifier=OrjsonJsonifier(), middlewares=middlewares)
     app.app.json = OrjsonProvider(app.app)
+    drop_media_type_notices()
     spec = load_spec()
     operations = Operations(spec["paths"])
     settle_handlers(spec)

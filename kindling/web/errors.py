@@ -6,7 +6,6 @@ Under /scim/v2 the same failures are answered with the SCIM error body of RFC 76
 
 from __future__ import annotations
 
-import ast
 import json
 import logging
 
@@ -18,8 +17,9 @@ from sqlalchemy.exc import TimeoutError as PoolTimeout
 from starlette.exceptions import HTTPException
 
 from kindling.accounts.scim import SCIM_MEDIA_TYPE, SCIM_PREFIX
-from kindling.errors import ApiError, ServiceUnavailable, field_error, quoted, refused, unsupported_media_type
+from kindling.errors import ApiError, ServiceUnavailable, field_error, refused
 from kindling.web.operations import Operations
+from kindling.web.overrides import problem_text
 
 log = logging.getLogger(__name__)
 
@@ -39,8 +39,8 @@ CODES_BY_STATUS = {
     500: "internal_error",
     503: "service_unavailable",
 }
-# How much of a framework's message about a refused body is repeated.
-MAX_DETAIL = 200
+# How much of a SCIM error's detail is repeated.
+MAX_SCIM_DETAIL = 400
 
 
 def envelope(error: ApiError) -> bytes:
@@ -142,7 +142,7 @@ def api_error(_request: ConnexionRequest, exc: ApiError) -> ConnexionResponse:
 
 def scim_error(_request: ConnexionRequest, exc: SCIMException) -> ConnexionResponse:
     """scim2-models' errors, raised by the SCIM services; their detail repeats no secret."""
-    error = with_status(exc.status, exc.detail[: MAX_DETAIL * 2])
+    error = with_status(exc.status, exc.detail[:MAX_SCIM_DETAIL])
     error.code = exc.scim_type or None
     return error_response(error, _request)
 
@@ -151,40 +151,14 @@ def problem(_request: ConnexionRequest, exc: ProblemException) -> ConnexionRespo
     """Connexion's own validation and security failures, in our envelope."""
     status = exc.status or 500
     if isinstance(exc, BadRequestProblem):
-        return api_error(_request, _bad_request(exc, scim=is_scim(_request.scope)))
+        return api_error(_request, problem_text.bad_request(exc, scim=is_scim(_request.scope)))
     if isinstance(exc, UnsupportedMediaTypeProblem):
-        return api_error(_request, _unsupported_media_type(exc))
+        return api_error(_request, problem_text.media_type_refused(exc))
     message = exc.detail or exc.title or "Request failed"
     if status >= 500:
         log.error("connexion problem %s: %s", status, message)
         message = "Internal server error"
     return error_response(with_status(status, message, exc.headers), _request)
-
-
-def _bad_request(exc: BadRequestProblem, *, scim: bool = False) -> ApiError:
-    """The 400s Connexion raises itself besides its validators (kindling.web.overrides.body_validators raises
-    those): a body that is not JSON, or no body where one is required."""
-    detail = str(exc.detail or exc.title or "")
-    if detail.startswith(("Expecting", "Extra data", "Unterminated", "Invalid", "Unexpected")):
-        message = "is not valid JSON: " + detail[:MAX_DETAIL]  # the decoder names a position, never content
-    elif "required" in detail.lower():
-        message = "is required"
-    else:
-        message = "is malformed"
-    # Under /scim/v2 a body that cannot be read is `invalidSyntax` (RFC 7644 §3.12).
-    return refused([field_error("body", "", message)], code="invalidSyntax" if scim else None)
-
-
-def _unsupported_media_type(exc: UnsupportedMediaTypeProblem) -> ApiError:
-    """Connexion's message quotes the Content-Type the client sent, then the operation's media
-    types; only the latter, which come from the spec, are repeated."""
-    _, found, accepted = str(exc.detail or "").rpartition("), expected ")
-    try:
-        types = ast.literal_eval(accepted) if found else []
-    except (ValueError, SyntaxError):
-        types = []
-    names = ", ".join(quoted(name) for name in types if isinstance(name, str))
-    return unsupported_media_type("must be one of: " + names if names else "is not accepted by this operation")
 
 
 def http_exception_handler(operations: Operations):

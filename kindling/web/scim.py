@@ -8,8 +8,6 @@ kindling.web.errors in the SCIM error body, like every other failure under /scim
 
 from __future__ import annotations
 
-import logging
-
 from scim2_models import UnauthorizedException
 from starlette.concurrency import run_in_threadpool
 
@@ -17,18 +15,6 @@ from kindling.errors import RateLimited
 from kindling.platform.ratelimit import RateLimiter
 from kindling.web.authentication import authenticate_scim, credential_of
 from kindling.web.errors import is_scim
-
-
-class _OneMediaTypeNotice(logging.Filter):
-    """Connexion warns on every request to an operation that accepts two media types, as the SCIM
-    operations do (`application/scim+json` and `application/json`, RFC 7644 §3.8); both are JSON
-    and validated alike, so the warning says nothing and would fill the log."""
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        return not record.getMessage().startswith("this operation accepts multiple content types")
-
-
-logging.getLogger("connexion.operations.openapi3").addFilter(_OneMediaTypeNotice())
 
 
 class ScimMiddleware:

@@ -5,12 +5,14 @@ protocol's in tests/web/test_errors.py (they need uploads and a live server)."""
 from __future__ import annotations
 
 import inspect
+import logging
 
 import connexion
 from connexion.middleware import MiddlewarePosition
 from connexion.resolver import Resolver
 
 from kindling.web.authentication import CREDENTIAL_KEY, Credential
+from kindling.web.overrides.connexion_log import LOGGER, NOTICE
 from kindling.web.overrides.security_handlers import security_map
 from tests.helpers import assert_envelope
 
@@ -76,6 +78,69 @@ def test_responses_are_encoded_by_orjson(client, app):
     assert text.startswith('{"status":') and "\n" not in text
     with app.app.app_context():
         assert app.app.json.dumps({"a": [1, 2]}) == '{"a":[1,2]}'
+
+
+def test_connexions_own_400s_and_415s_are_worded_from_their_text(client):
+    # What kindling.web.overrides.problem_text reads: the decoder's sentence, "…required…", and
+    # "Invalid Content-type (…), expected […]".
+    def refusal(response, status: int) -> tuple[str, str, str]:
+        error = assert_envelope(response, status)["details"]["errors"][0]
+        return error["location"], error["field"], error["message"]
+
+    headers = {"Content-Type": "application/json"}
+    malformed = client.post("/api/auth/sign-in", content=b"{not json", headers=headers)
+    assert refusal(malformed, 400) == (
+        "body",
+        "",
+        "is not valid JSON: Expecting property name enclosed in double quotes: line 1 column 2 (char 1)",
+    )
+    assert refusal(client.post("/api/auth/sign-in", headers=headers), 400) == ("body", "", "is required")
+    unsupported = client.post("/api/auth/sign-in", content=b"email=a", headers={"Content-Type": "text/plain"})
+    assert refusal(unsupported, 415) == ("header", "Content-Type", "must be one of: application/json")
+    assert "text/plain" not in unsupported.text
+
+
+def test_connexion_notes_an_operation_of_two_media_types_on_every_request_and_the_filter_drops_it(app, caplog):
+    def handler(body):
+        return body, 200
+
+    spec = {
+        "openapi": "3.0.3",
+        "info": {"title": "probe", "version": "1"},
+        "paths": {
+            "/probe": {
+                "post": {
+                    "operationId": "probe",
+                    "requestBody": {
+                        "content": {
+                            media_type: {"schema": {"type": "object"}}
+                            for media_type in ("application/scim+json", "application/json")
+                        }
+                    },
+                    "responses": {"200": {"description": "ok"}},
+                }
+            }
+        },
+    }
+    probe = connexion.FlaskApp(__name__)
+    probe.add_api(spec, resolver=Resolver(function_resolver=lambda _operation_id: handler))
+    client = probe.test_client()
+    logger = logging.getLogger(LOGGER)
+    # The app's factory added the filter.
+    assert NOTICE in logger.filters
+    logger.removeFilter(NOTICE)
+    try:
+        with caplog.at_level(logging.WARNING, logger=LOGGER):
+            for _ in range(2):
+                assert client.post("/probe", json={"a": 1}).status_code == 200
+    finally:
+        logger.addFilter(NOTICE)
+    notices = [record for record in caplog.records if record.name == LOGGER]
+    assert len(notices) >= 2 and not any(NOTICE.filter(record) for record in notices)
+    caplog.clear()
+    with caplog.at_level(logging.WARNING, logger=LOGGER):
+        assert client.post("/probe", json={"a": 1}).status_code == 200
+    assert [record for record in caplog.records if record.name == LOGGER] == []
 
 
 def probe_token_info(scope) -> dict | None:
