@@ -17,8 +17,9 @@ check-ins; donations), and the signed payment webhook that settles each donation
 it SIGKILLs one host (started again 10 s later), SIGSTOPs another for 10 s, cuts a third one's
 link for 10 s, SIGKILLs the PostgreSQL primary and then the Redis master. Then it counts, in the
 database, acknowledged writes lost and writes applied twice, asks every organization's evidence
-log to verify itself, and prints the 5xx share and, per fault, the longest wait for an
-acknowledgement.
+log to verify itself, and prints the requests answered a second (at least 100), the 5xx share
+and, per fault, the longest wait for an acknowledgement, with the load average: the machine's
+CPUs are shared with whatever else runs on it, and the rate needs them.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ import base64
 import contextlib
 import csv
 import dataclasses
+import http.client as http_client
 import io
 import json
 import os
@@ -52,7 +54,8 @@ from tests.servers.databases import _postgres_bin, _wait_for
 CORE = "10.77.0.1"
 HOSTS = {"h1": "10.77.0.11", "h2": "10.77.0.12", "h3": "10.77.0.13"}
 APP_PORT = 8000
-BALANCER = "http://127.0.0.1:8080"
+BALANCER_ADDRESS = ("127.0.0.1", 8080)
+BALANCER = "http://%s:%d" % BALANCER_ADDRESS
 POSTGRES = {"pg1": (5432, 8008), "pg2": (5433, 8009)}  # server port, Patroni's REST API
 REDIS_PORTS = (6379, 6380)
 SENTINEL_PORTS = (26379, 26380, 26381)
@@ -65,7 +68,10 @@ PAYMENT_SECRET = "whsec_cluster_proof_0123456789abcdef"
 # Each organization's evidence log takes one write at a time: many organizations, as a
 # deployment has, rather than a queue behind a few heads.
 ORGANIZATIONS = 16
-THREADS = 16
+# Enough writes in flight to offer the rate while each waits a few hundred ms for its answer, and
+# few enough that a busy machine answers them within the servers' time limits rather than queue
+# them past those (they would answer 503): a thread starts a write every THREADS / rate s.
+THREADS = 24
 SETTLE = 15.0  # seconds of load after each fault is over, before the next
 MARK = "cluster-proof "  # the start of every description, title and recipient the load writes
 # HAProxy's health check: the body's database check is "ok" (a strongly quoted regex).
@@ -433,10 +439,12 @@ class Write:
 
 class Load:
     """The load client: THREADS threads through HAProxy, each starting a logical write every
-    THREADS / rate seconds (or as soon as its last is done), and every write and status seen."""
+    THREADS / rate seconds (or as soon as its last is done, catching up after a wait), and every
+    write and status seen."""
 
     def __init__(self, admins: list, rate: float) -> None:
         self.admins = admins
+        self.rate = rate
         self.interval = THREADS / rate
         self.writes: list[Write] = []
         self.statuses: dict[int | str, int] = {}
@@ -448,31 +456,31 @@ class Load:
         with self.lock:
             self.statuses[status] = self.statuses.get(status, 0) + 1
 
-    def send(self, http: requests.Session, write: Write, method: str, path: str, attempt) -> dict | None:
+    def send(self, http: Connection, write: Write, path: str, attempt) -> dict | None:
         """One write until it is acknowledged, retried as a client must: on 5xx, on a key in use and
         on connection errors, with the same key (or event id); None when given up on. `attempt()`
-        gives each attempt's arguments."""
+        gives each attempt's body and headers."""
         with self.lock:
             self.writes.append(write)
         while time.monotonic() - write.started < 120:
             try:
-                response = http.request(method, BALANCER + path, timeout=15, **attempt())
-            except requests.RequestException as error:
+                status, headers, body = http.post(path, *attempt())
+            except (OSError, http_client.HTTPException) as error:
                 write.attempts.append((round(time.monotonic() - write.started, 1), type(error).__name__))
                 self.count("connection error")
                 time.sleep(0.5)
                 continue
-            self.count(response.status_code)
-            write.attempts.append((round(time.monotonic() - write.started, 1), response.status_code))
-            if response.status_code < 300:
+            self.count(status)
+            write.attempts.append((round(time.monotonic() - write.started, 1), status))
+            if status < 300:
                 write.acknowledged = time.monotonic()
-                return response.json()
-            in_use = response.status_code == 409 and "idempotency_key_in_use" in response.text
-            if response.status_code >= 500 or in_use or response.status_code == 429:
-                time.sleep(min(float(response.headers.get("retry-after", 0.5)), 5))
+                return json.loads(body)
+            in_use = status == 409 and b"idempotency_key_in_use" in body
+            if status >= 500 or in_use or status == 429:
+                time.sleep(min(float(headers.get("retry-after", 0.5)), 5))
                 continue
             with self.lock:
-                self.refusals.append(f"{write.kind} {response.status_code} {response.text[:200]}")
+                self.refusals.append(f"{write.kind} {status} {body[:200].decode(errors='replace')}")
             return None
         return None
 
@@ -481,13 +489,14 @@ class Load:
     ):
         key = key or uuid.uuid4().hex
         write = Write(kind, key, time.monotonic(), subject=subject)
-        headers = {**admin.headers, "Idempotency-Key": key}
-        answer = self.send(http, write, "POST", path, lambda: {"json": body, "headers": headers})
+        headers = {**admin.headers, "Idempotency-Key": key, "Content-Type": "application/json"}
+        payload = json.dumps(body).encode()
+        answer = self.send(http, write, path, lambda: (payload, headers))
         if answer is not None:
             write.record = answer["data"]["id"] if "data" in answer else answer["id"]
         return write, answer
 
-    def one(self, http: requests.Session) -> None:
+    def one(self, http: Connection) -> None:
         """A logical write: an act; an opportunity and a check-in at it; or a donation and the
         payment provider's webhook that settles it. Each write's marker is its key."""
         admin = random.choice(self.admins)
@@ -519,7 +528,7 @@ class Load:
             if answer is not None:
                 self.settle(http, created.record)
 
-    def settle(self, http: requests.Session, donation: str) -> None:
+    def settle(self, http: Connection, donation: str) -> None:
         """The provider's payment_intent.succeeded for `donation`, redelivered (re-signed, as a
         provider signs each delivery) with the same event id until acknowledged."""
         event_id = f"evt_{uuid.uuid4().hex}"
@@ -529,21 +538,44 @@ class Load:
                  "type": "payment_intent.succeeded", "data": {"object": payment}}  # fmt: skip
         body = json.dumps(event).encode()
 
-        def attempt() -> dict:
+        def attempt() -> tuple[bytes, dict]:
             signature = stripe_signature(body, secret=PAYMENT_SECRET)
-            return {"data": body, "headers": {"Stripe-Signature": signature, "Content-Type": "application/json"}}
+            return body, {"Stripe-Signature": signature, "Content-Type": "application/json"}
 
-        self.send(
-            http, Write("payment", event_id, time.monotonic(), subject=donation), "POST", "/webhooks/payments", attempt
-        )
+        self.send(http, Write("payment", event_id, time.monotonic(), subject=donation), "/webhooks/payments", attempt)
 
     def run(self) -> None:
-        with requests.Session() as http:
+        http = Connection()
+        try:
             due = time.monotonic() + random.random() * self.interval
             while self.running.is_set():
                 time.sleep(max(0.0, due - time.monotonic()))
                 due += self.interval
                 self.one(http)
+        finally:
+            http.close()
+
+
+class Connection:
+    """A keep-alive connection to the balancer, opened again after an error. http.client rather
+    than requests: the client shares the machine's CPUs with the cluster, and requests cost it
+    1.9 ms of CPU a request where http.client costs 0.6 ms."""
+
+    def __init__(self) -> None:
+        self.connection = http_client.HTTPConnection(*BALANCER_ADDRESS, timeout=15)
+
+    def post(self, path: str, body: bytes, headers: dict) -> tuple[int, dict[str, str], bytes]:
+        """The status, headers (lower-cased names) and body of the answer to a POST."""
+        try:
+            self.connection.request("POST", path, body=body, headers=headers)
+            response = self.connection.getresponse()
+            return response.status, {name.lower(): value for name, value in response.getheaders()}, response.read()
+        except BaseException:
+            self.connection.close()  # a half-read answer must not be read as the next one's
+            raise
+
+    def close(self) -> None:
+        self.connection.close()
 
 
 def _iso(timestamp: float) -> str:
@@ -674,7 +706,7 @@ def cpu_seconds(prefix: str) -> dict[str, float]:
     return used
 
 
-def report(load: Load, faults: list[Fault], admins: list, cpu: dict[str, float]) -> bool:
+def report(load: Load, faults: list[Fault], admins: list, cpu: dict[str, float], load_before: float) -> bool:
     counts = database_counts(MARK + "%")
     acknowledged = [write for write in load.writes if write.acknowledged is not None]
     lost = []
@@ -701,20 +733,22 @@ def report(load: Load, faults: list[Fault], admins: list, cpu: dict[str, float])
     duration = max(w.acknowledged or w.started for w in load.writes) - min(w.started for w in load.writes)
 
     rate = total / duration
-    per_request = ", ".join(f"{kind} {seconds / total * 1000:.0f} ms" for kind, seconds in cpu.items())
+    per_request = ", ".join(f"{kind} {seconds / total * 1000:.1f} ms" for kind, seconds in cpu.items())
+    started = sum(1 for write in load.writes if write.kind in ("act", "opportunity", "donation"))
     print(
-        f"\nrequests answered:                 {total}, {rate:.0f}/s over {duration:.0f} s (target {TARGETS['rate']:g}/s)"
+        f"\nrequests answered:                 {total}, {rate:.0f}/s over {duration:.0f} s (at least"
+        f" {TARGETS['rate']:g}/s) {'ok' if rate >= TARGETS['rate'] else 'MISSED'}"
     )
-    if rate < TARGETS["rate"]:
-        print("  below the target rate: the machine had no more to give (other processes share its CPUs)")
+    print(f"writes started (the client's rate): {started / duration:.0f}/s ({load.rate:g}/s scheduled)")
     print(f"CPU per request (under load):      {per_request}")
+    print(f"load average (1 min) before, after: {load_before:.1f}, {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs")
     print(f"statuses seen:                     {dict(sorted(load.statuses.items(), key=str))}")
     print(f"writes acknowledged:               {len(acknowledged)} ({unacknowledged} given up or refused)")
     print(f"acknowledged writes lost:          {len(lost)}")
     print(f"writes applied twice:              {twice}")
     print(f"evidence logs intact, consistent, without a fork: {sum(verified)} of {len(verified)}")
     print(f"5xx share of responses:            {share:.2%}")
-    passed = not lost and not twice and all(verified) and share <= TARGETS["5xx share"]
+    passed = not lost and not twice and all(verified) and share <= TARGETS["5xx share"] and rate >= TARGETS["rate"]
     passed &= not load.refusals and unacknowledged == 0
     for refusal in load.refusals[:10]:
         print(f"  refused: {refusal}")
@@ -742,8 +776,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--prefix", required=True, help="the namespaces' prefix (scripts/cluster-proof)")
     parser.add_argument("--work", required=True, help="the run's directory (scripts/cluster-proof)")
-    parser.add_argument("--rate", type=float, default=70.0, help="logical writes started per second")
+    # 1.5 requests a write on average (acts alone; opportunities and donations with their check-in
+    # or webhook): about 112 requests a second offered.
+    parser.add_argument("--rate", type=float, default=75.0, help="logical writes started per second")
     args = parser.parse_args()
+    load_before = os.getloadavg()[0]  # what else the machine runs, before the cluster starts
     cluster = Cluster(args.prefix, args.work)
     started = time.monotonic()
     try:
@@ -778,7 +815,7 @@ def main() -> None:
         for thread in threads:
             thread.join(timeout=150)
         time.sleep(3)  # the evidence log's last batch
-        passed = report(load, faults, admins, cpu)
+        passed = report(load, faults, admins, cpu, load_before)
     finally:
         cluster.close()
     print(f"\n{'passed' if passed else 'FAILED'} in {time.monotonic() - started:.0f} s")
