@@ -15,6 +15,7 @@ from kindling.accounts.principal_cache import principals
 from kindling.platform.base import utcnow
 from tests.factories import identity
 from tests.helpers import assert_envelope
+from tests.helpers.webhooks import deliver_identity
 
 TOKEN_FIELDS = {"id", "name", "createdAt", "expiresAt", "lastUsedAt"}
 SCIM_USER = "urn:ietf:params:scim:schemas:core:2.0:User"
@@ -127,8 +128,7 @@ def test_the_identity_providers_deletion_revokes_tokens(client, make, identity_s
     member.user.external_id = "user_leaver"
     token = make.api_token(member)
     assert client.get("/api/auth/session", headers=token.headers).status_code == 200
-    payload, headers = identity.signed(identity.user_event("user.deleted", "user_leaver"))
-    assert client.post("/webhooks/auth", content=payload, headers=headers).status_code == 200
+    assert deliver_identity(client, identity.user_event("user.deleted", "user_leaver")).status_code == 200
     assert_envelope(client.get("/api/auth/session", headers=token.headers), 401)
 
 

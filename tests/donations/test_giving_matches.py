@@ -12,9 +12,7 @@ from kindling.platform.base import utcnow
 from tests.factories import donations as payments
 from tests.helpers import assert_envelope
 from tests.helpers.giving import gift, giving_events, requests_of, settle
-
-URL = "/webhooks/payments"
-
+from tests.helpers.webhooks import deliver_payment
 
 pytestmark = pytest.mark.usefixtures("payment_secret")
 
@@ -26,8 +24,7 @@ def test_a_succeeded_donation_is_matched_once_however_often_it_is_replayed(clien
     donation = make.donation(member, amount=2001)
     event = payments.payment_event("payment_intent.succeeded", donation, event_id="evt_match_once")
     for _ in range(3):
-        payload, headers = payments.signed(event)
-        assert client.post(URL, content=payload, headers=headers).status_code == 200
+        assert deliver_payment(client, event).status_code == 200
     settle(client, donation)  # the same success under another event id
     [request] = requests_of(client, member)
     assert request["programId"] == program.id and request["donationId"] == donation.id

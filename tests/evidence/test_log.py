@@ -21,14 +21,10 @@ from tests.factories import donations as payments
 from tests.factories.principals import principal
 from tests.factories.volunteering import CENTRE, north_of
 from tests.helpers import rfc9162
+from tests.helpers.evidence import events_of
+from tests.helpers.volunteering import check_in
 
 EVENTS = "/api/evidence"
-
-
-def events_of(client, admin, **params) -> list[dict]:
-    response = client.get(EVENTS, params={"limit": 1000, **params}, headers=admin.headers)
-    assert response.status_code == 200, response.text
-    return response.json()["data"]
 
 
 def record_events(client, admin, **params) -> list[dict]:
@@ -122,14 +118,10 @@ def test_an_organisers_approval_of_a_check_in_is_logged(client, make, db):
     member = make.member(admin)
     opportunity = make.opportunity(admin)
     far = north_of(CENTRE, 350)
-    check_in = client.post(
-        f"/api/volunteer/{opportunity.id}/check-in",
-        json={"latitude": far[0], "longitude": far[1]},
-        headers=member.headers,
-    ).json()
-    approve = f"/api/volunteer/{opportunity.id}/check-ins/{check_in['id']}/approve"
+    checked_in = check_in(client, member, opportunity, far).json()
+    approve = f"/api/volunteer/{opportunity.id}/check-ins/{checked_in['id']}/approve"
     assert client.post(approve, json={"note": "Seen at the door"}, headers=admin.headers).status_code == 200
-    approved = events_of(client, admin, subjectId=check_in["id"])[-1]
+    approved = events_of(client, admin, subjectId=checked_in["id"])[-1]
     assert approved["type"] == "check_in.approved" and approved["actorId"] == admin.user.id
     assert approved["data"] == {"opportunityId": opportunity.id, "verified": True, "hours": 0}
 

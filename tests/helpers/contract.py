@@ -37,6 +37,11 @@ class Api:
     def sign_up(self, **fields) -> str:
         return sign_up(self.url, **fields).token
 
+    def become_client(self, consultant: str, admin: str, organization_id: str) -> None:
+        """The consultant invites the admin's organization, and the admin accepts."""
+        invitation = self.call("POST", "/api/invitations/send", consultant, json={"organizationId": organization_id})
+        self.call("POST", "/api/invitations/accept", admin, json={"invitationId": invitation["data"]["id"]})
+
     def sign_in(self, email: str) -> str:
         body = {"email": email, "password": PASSWORD, "returnToken": True}
         return self.call("POST", "/api/auth/sign-in", json=body)["data"]["session"]["token"]

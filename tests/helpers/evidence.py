@@ -88,3 +88,10 @@ def resigned(runtime, report: dict, signer=None) -> dict:
         body=json_digested(report),
     )
     return {"data": data, "signature": signer.sign_statement(statement)}
+
+
+def events_of(client, admin, **params) -> list[dict]:
+    """The organization's evidence events, as GET /api/evidence lists them under `params`."""
+    response = client.get("/api/evidence", params={"limit": 1000, **params}, headers=admin.headers)
+    assert response.status_code == 200, response.text
+    return response.json()["data"]

@@ -8,12 +8,12 @@ from sqlalchemy import select
 from kindling.donations.models import Donation
 from kindling.evidence.models import EvidenceEvent
 from tests.factories import donations as payments
+from tests.helpers.webhooks import deliver_payment
 
 
 def settle(client, donation, event_type: str = "payment_intent.succeeded", **fields) -> None:
     """The payment provider's signed `event_type` for `donation`, taken by the webhook."""
-    payload, headers = payments.signed(payments.payment_event(event_type, donation, **fields))
-    assert client.post("/webhooks/payments", content=payload, headers=headers).status_code == 200
+    assert deliver_payment(client, payments.payment_event(event_type, donation, **fields)).status_code == 200
 
 
 def gift(client, make, account, amount: int, currency: str = "USD", created_at=None) -> Donation:

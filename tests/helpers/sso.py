@@ -2,23 +2,9 @@
 
 from __future__ import annotations
 
-import dataclasses
 import uuid
 
-from kindling.accounts import oidc_client
 from tests.servers.openid_provider import CLIENT_ID, CLIENT_SECRET
-
-SECRET_KEY = "test-secret-key-of-at-least-32-characters"
-
-
-def allow_sso(runtime, monkeypatch) -> None:
-    """Give the test server a SECRET_KEY, and let it reach the provider on loopback."""
-    monkeypatch.setattr(
-        runtime,
-        "settings",
-        dataclasses.replace(runtime.settings, secret_key=SECRET_KEY, webhook_allow_private_urls=True),
-    )
-    oidc_client._keys.clear()
 
 
 def domain() -> str:

@@ -51,3 +51,18 @@ def ask(client, account, act_id: str, body: dict = ASK):
 
 def answer(client, token: str, body: dict = CONFIRM):
     return client.post("/api/attestations/answer", json={"token": token, **body})
+
+
+def make_team(make, **others: str) -> dict:
+    """An organization's admin, a manager, an act's sender and its recipient, then `others` by
+    name, each a "member" or a "manager"."""
+    admin = make.admin()
+    team = {
+        "admin": admin,
+        "manager": make.manager(admin),
+        "sender": make.member(admin),
+        "recipient": make.member(admin),
+    }
+    for name, role in others.items():
+        team[name] = make.manager(admin) if role == "manager" else make.member(admin)
+    return team

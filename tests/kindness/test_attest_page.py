@@ -4,7 +4,6 @@ and the token reaches no line the server writes (docs/decisions.md §6)."""
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
 import time
 
@@ -14,9 +13,8 @@ from websockets.sync.client import connect
 
 from kindling.platform.database import upgrade
 from tests.helpers import call, sign_up
-
-ATTESTER = "ada@foodbank.test"
-ASK = {"level": 5, "attesterName": "Ada Lovelace", "attesterOrganization": "Town Food Bank", "attesterEmail": ATTESTER}
+from tests.helpers.chromium import FLAGS, chromium
+from tests.helpers.verification import ASK, ATTESTER
 
 
 @pytest.fixture
@@ -101,21 +99,11 @@ class Browser:
 
 @pytest.fixture
 def browser(tmp_path):
-    chromium = shutil.which("chromium")
-    if chromium is None:
-        pytest.fail("Chromium is needed to test the /attest page: run scripts/test-prerequisites")
     profile = tmp_path / "chromium"
     process = subprocess.Popen(
         [
-            chromium,
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--disable-dev-shm-usage",
-            "--no-first-run",
-            "--disable-background-networking",
-            "--disable-component-update",
-            "--disable-sync",
+            chromium("test the /attest page"),
+            *FLAGS,
             "--remote-debugging-port=0",
             f"--user-data-dir={profile}",
             "about:blank",

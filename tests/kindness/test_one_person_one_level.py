@@ -8,19 +8,12 @@ import pytest
 from kindling.compliance import metrics
 from kindling.platform import periods
 from tests.helpers import assert_envelope
-from tests.helpers.verification import decide, get_act, post_act
+from tests.helpers.verification import decide, get_act, make_team, post_act
 
 
 @pytest.fixture
 def team(make):
-    admin = make.admin()
-    return {
-        "admin": admin,
-        "manager": make.manager(admin),
-        "sender": make.member(admin),
-        "recipient": make.member(admin),
-        "recipient_manager": make.manager(admin),
-    }
+    return make_team(make, recipient_manager="manager")
 
 
 def stats(client, account) -> dict:

@@ -7,19 +7,12 @@ from sqlalchemy import select
 
 from kindling.kindness.verification_models import VerificationDecision
 from tests.helpers import assert_envelope
-from tests.helpers.verification import ACTS, decide, get_act, pending, post_act
+from tests.helpers.verification import ACTS, decide, get_act, make_team, pending, post_act
 
 
 @pytest.fixture
 def team(make):
-    admin = make.admin()
-    return {
-        "admin": admin,
-        "manager": make.manager(admin),
-        "sender": make.member(admin),
-        "recipient": make.member(admin),
-        "bystander": make.member(admin),
-    }
+    return make_team(make, bystander="member")
 
 
 # --- what an act says about its verification ---

@@ -15,6 +15,7 @@ from kindling.platform.inbound_events import InboundWebhookEvent
 from tests.factories import donations as payments
 from tests.factories import identity
 from tests.helpers import assert_envelope
+from tests.helpers.webhooks import deliver_identity, deliver_payment
 
 pytestmark = pytest.mark.usefixtures("payment_secret", "identity_secret")
 
@@ -86,8 +87,7 @@ ODD_PAYMENTS = [
 @pytest.mark.parametrize("fields", ODD_PAYMENTS, ids=[repr(f) for f in ODD_PAYMENTS])
 def test_signed_payment_events_of_odd_shape_change_nothing(client, db, donation, fields):
     event = payments.payment_event("payment_intent.succeeded", donation, **fields)
-    payload, headers = payments.signed(event)
-    response = client.post("/webhooks/payments", content=payload, headers=headers)
+    response = deliver_payment(client, event)
     assert response.status_code in (200, 400), response.text
     db.expire_all()
     assert db.get(Donation, donation.id).status == "pending"
@@ -100,8 +100,7 @@ def test_signed_payment_events_missing_their_parts_are_not_server_errors(client,
         {"id": "evt_list", "type": "payment_intent.succeeded", "data": {"object": []}},
         {"type": None, "data": None},
     ):
-        payload, headers = payments.signed(event)
-        response = client.post("/webhooks/payments", content=payload, headers=headers)
+        response = deliver_payment(client, event)
         assert response.status_code in (200, 400), (event, response.text)
     db.expire_all()
     assert db.get(Donation, donation.id).status == "pending"
@@ -124,8 +123,7 @@ def test_signed_identity_events_of_odd_shape_change_nothing_they_should_not(clie
     account = make.member(make.admin())
     before = (account.user.name, account.user.email)
     event = identity.user_event("user.updated", "user_odd", **fields)
-    payload, headers = identity.signed(event)
-    response = client.post("/webhooks/auth", content=payload, headers=headers)
+    response = deliver_identity(client, event)
     assert response.status_code in (200, 400), response.text
     db.expire_all()
     user = db.get(User, account.user.id)

@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from kindling.evidence.report_check import _Quotes
 from kindling.platform import money
 from tests.factories import donations as payments
+from tests.helpers.webhooks import deliver_payment
 
 CODES = money.currencies()
 BY_EXPONENT = {e: [c for c in CODES if money.exponent(c) == e] for e in (0, 2, 3, 4)}
@@ -107,13 +108,9 @@ def test_every_code_is_stored_in_its_minor_units_and_settled_by_stripes_amount(c
         assert (donation["amount"], donation["currency"]) == (amount, code)
         wire = money.to_stripe(amount, code)
         assert money.from_stripe(wire, code) == amount
-        payload, headers = payments.signed(
-            payments.payment_event(
-                "payment_intent.succeeded",
-                payments.Donation(id=donation["id"], amount=amount, currency=code),
-            )
-        )
-        assert client.post("/webhooks/payments", content=payload, headers=headers).json()["outcome"] == "processed"
+        settled = payments.Donation(id=donation["id"], amount=amount, currency=code)
+        event = payments.payment_event("payment_intent.succeeded", settled)
+        assert deliver_payment(client, event).json()["outcome"] == "processed"
     assert len(
         client.get("/api/donations", params={"limit": 200}, headers=admin_and_secret.headers).json()["data"]
     ) == (len(CODES))

@@ -34,8 +34,7 @@ def test_theme_operations_honour_the_contract_for_a_client(fresh_database_url, l
     admin = api.sign_up(email="admin@fuzz.test", organizationName="Fuzzing Org")
     stranger = api.sign_up(email="stranger@fuzz.test", organizationName="Stranger Org")
     organization_id = call(server, "GET", "/api/auth/session", admin).json()["data"]["user"]["organizationId"]
-    invitation = call(server, "POST", "/api/invitations/send", consultant, json={"organizationId": organization_id})
-    call(server, "POST", "/api/invitations/accept", admin, json={"invitationId": invitation.json()["data"]["id"]})
+    api.become_client(consultant, admin, organization_id)
     theme = generate_theme("#3366ff")
     call(server, "POST", "/api/theme/save", consultant, json={"organizationId": organization_id, "theme": theme})
     saved_at = call(server, "GET", f"/api/theme/{organization_id}", admin).json()["data"]["updatedAt"]

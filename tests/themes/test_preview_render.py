@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import shutil
 import subprocess
 
 import pytest
@@ -12,6 +11,7 @@ from kindling.platform.database import upgrade
 from kindling.themes import generate_theme, to_hex
 from kindling.themes.srgb import in_gamut
 from tests.helpers import call
+from tests.helpers.chromium import FLAGS, chromium
 from tests.helpers.contract import Api
 
 # Where the preview's fixed layout puts each mode's primary button (126 x 48 px): the page
@@ -28,20 +28,13 @@ def assert_close(pixel: tuple[int, ...], expected: tuple[int, int, int], where: 
     assert all(abs(a - b) <= 2 for a, b in zip(pixel, expected, strict=False)), (where, pixel, expected)
 
 
-def screenshot(chromium: str, page: str, tmp_path) -> Image.Image:
+def screenshot(binary: str, page: str, tmp_path) -> Image.Image:
     html_file, png = tmp_path / "preview.html", tmp_path / "preview.png"
     html_file.write_text(page, encoding="utf-8")
     command = [
-        chromium,
-        "--headless",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-dev-shm-usage",
+        binary,
+        *FLAGS,
         "--disable-quic",
-        "--no-first-run",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
         "--hide-scrollbars",
         "--force-device-scale-factor=1",
         "--force-color-profile=srgb",
@@ -57,17 +50,14 @@ def screenshot(chromium: str, page: str, tmp_path) -> Image.Image:
 
 @pytest.mark.live
 def test_preview_buttons_show_the_saved_primary_colours(fresh_database_url, live_server, tmp_path):
-    chromium = shutil.which("chromium")
-    if chromium is None:
-        pytest.fail("Chromium is needed to render the preview: run scripts/test-prerequisites")
+    binary = chromium("render the preview")
     upgrade(fresh_database_url)
     server = live_server(DATABASE_URL=fresh_database_url)
     api = Api(server.url)
     consultant = api.sign_up(email="consultant@render.test", accountType="consultant")
     token = api.sign_up(email="admin@render.test", organizationName="Render Org")
     organization_id = call(server, "GET", "/api/auth/session", token).json()["data"]["user"]["organizationId"]
-    invitation = call(server, "POST", "/api/invitations/send", consultant, json={"organizationId": organization_id})
-    call(server, "POST", "/api/invitations/accept", token, json={"invitationId": invitation.json()["data"]["id"]})
+    api.become_client(consultant, token, organization_id)
 
     # Distinctive primaries, inside sRGB so that the browser and the engine agree on them.
     theme = generate_theme("#3366ff")
@@ -77,7 +67,7 @@ def test_preview_buttons_show_the_saved_primary_colours(fresh_database_url, live
     page = call(server, "GET", f"/api/theme/{organization_id}/preview", token)
     assert page.headers["content-type"] == "text/html; charset=utf-8"
 
-    image = screenshot(chromium, page.text, tmp_path)
+    image = screenshot(binary, page.text, tmp_path)
     middle = BUTTON_TOP + BUTTON_HEIGHT // 2
     for mode, left in BUTTON_LEFT.items():
         primary, background = rgb(to_hex(theme[mode]["primary"])), rgb(to_hex(theme[mode]["background"]))

@@ -16,6 +16,7 @@ from kindling.volunteering.models import CheckIn, VolunteerOpportunity
 from tests.factories.principals import principal
 from tests.factories.volunteering import CENTRE, north_of
 from tests.helpers import assert_envelope
+from tests.helpers.volunteering import check_in
 
 SVG = "{http://www.w3.org/2000/svg}"
 NOTE = {"note": "Seen at the venue"}
@@ -30,11 +31,6 @@ def coded_opportunity(make, organiser, *, require_code: bool = True) -> Voluntee
 
 def totp(opportunity: VolunteerOpportunity) -> pyotp.TOTP:
     return pyotp.TOTP(opportunity.code_secret, interval=60)
-
-
-def check_in(client, account, opportunity, **fields):
-    body = {"latitude": CENTRE[0], "longitude": CENTRE[1], **fields}
-    return client.post(f"/api/volunteer/{opportunity.id}/check-in", json=body, headers=account.headers)
 
 
 def test_organisers_are_shown_the_current_code_and_its_qr_code(client, make, db):
@@ -121,11 +117,7 @@ def test_a_required_code_is_part_of_the_evidence(client, make, db):
         ({"code": code}, far, False, {"location": False, "code": True, "approvedBy": None}),
     ]
     for fields, point, verified, evidence in cases:
-        response = client.post(
-            f"/api/volunteer/{opportunity.id}/check-in",
-            json={"latitude": point[0], "longitude": point[1], **fields},
-            headers=make.member(admin).headers,
-        )
+        response = check_in(client, make.member(admin), opportunity, point, **fields)
         assert response.status_code == 201, response.text  # a wrong code is kept, not refused
         assert (response.json()["verified"], response.json()["evidence"]) == (verified, evidence), fields
     counts = client.get(f"/api/volunteer/{opportunity.id}", headers=admin.headers).json()["data"]["checkIns"]

@@ -10,10 +10,8 @@ import pytest
 from kindling.platform.base import utcnow
 from kindling.volunteering import service as volunteering
 from tests.factories.volunteering import CENTRE, north_of
-
-
-def events_of(client, admin, subject_id: str) -> list[dict]:
-    return client.get("/api/evidence", params={"subjectId": subject_id}, headers=admin.headers).json()["data"]
+from tests.helpers.evidence import events_of
+from tests.helpers.volunteering import check_in
 
 
 def test_one_check_in_on_the_last_day_of_a_fourteen_day_opportunity_counts_the_time_spent(client, make):
@@ -24,11 +22,7 @@ def test_one_check_in_on_the_last_day_of_a_fourteen_day_opportunity_counts_the_t
     opportunity = make.opportunity(
         admin, starts_at=now - dt.timedelta(days=13, hours=22), ends_at=now + dt.timedelta(hours=2)
     )
-    checked_in = client.post(
-        f"/api/volunteer/{opportunity.id}/check-in",
-        json={"latitude": CENTRE[0], "longitude": CENTRE[1]},
-        headers=member.headers,
-    )
+    checked_in = check_in(client, member, opportunity)
     assert checked_in.status_code == 201 and checked_in.json()["hours"] == 0
     out = client.post(f"/api/volunteer/{opportunity.id}/check-out", headers=member.headers)
     assert out.status_code == 200, out.text
@@ -79,19 +73,15 @@ def test_an_organiser_sets_the_hours_of_a_check_in_without_a_check_out(client, m
     member = make.member(admin)
     opportunity = make.opportunity(admin)  # started 10 minutes ago, lasts 2 hours
     far = north_of(CENTRE, 5000)
-    check_in = client.post(
-        f"/api/volunteer/{opportunity.id}/check-in",
-        json={"latitude": far[0], "longitude": far[1]},
-        headers=member.headers,
-    ).json()
-    approve = f"/api/volunteer/{opportunity.id}/check-ins/{check_in['id']}/approve"
+    checked_in = check_in(client, member, opportunity, far).json()
+    approve = f"/api/volunteer/{opportunity.id}/check-ins/{checked_in['id']}/approve"
     too_many = client.post(approve, json={"note": "Seen at the door", "hours": 3}, headers=admin.headers)
     assert too_many.status_code == 400 and too_many.json()["details"]["errors"][0]["field"] == "hours"
     approved = client.post(approve, json={"note": "Seen at the door", "hours": 1.25}, headers=admin.headers)
     assert approved.status_code == 200 and approved.json()["data"]["hours"] == 1.25
     refused = client.post(f"/api/volunteer/{opportunity.id}/check-out", headers=member.headers)
     assert refused.status_code == 409 and refused.json()["code"] == "hours_already_set"
-    events = events_of(client, admin, check_in["id"])
+    events = events_of(client, admin, subjectId=checked_in["id"])
     assert [e["type"] for e in events] == ["check_in.recorded", "check_in.approved"]
     assert events[1]["data"]["hours"] == 1.25
 
@@ -118,7 +108,7 @@ def test_the_check_in_and_check_out_events_carry_the_times_window_and_hours(clie
     opportunity = make.opportunity(admin, starts_at=start, ends_at=start + dt.timedelta(hours=3))
     record = make.check_in(member, opportunity, now=start + dt.timedelta(minutes=15))
     make.check_out(member, opportunity, now=start + dt.timedelta(hours=2, minutes=15))
-    recorded, checked_out = events_of(client, admin, record.id)
+    recorded, checked_out = events_of(client, admin, subjectId=record.id)
     assert recorded["type"] == "check_in.recorded"
     assert (recorded["data"]["checkedInAt"], recorded["data"]["startsAt"], recorded["data"]["endsAt"]) == (
         volunteering.evidence.timestamp(start + dt.timedelta(minutes=15)),

@@ -52,10 +52,7 @@ def populate(api: Api, database_url: str) -> dict[str, str]:
         tokens[consultant] = api.sign_up(email=EMAILS[consultant], accountType="consultant", firmName="Contract Firm")
     # The consultant's client, and invitations still pending: one for the admin to answer, one for
     # the consultant to withdraw.
-    invitation = api.call(
-        "POST", "/api/invitations/send", tokens["consultant"], json={"organizationId": organization["id"]}
-    )
-    api.call("POST", "/api/invitations/accept", tokens["admin"], json={"invitationId": invitation["data"]["id"]})
+    api.become_client(tokens["consultant"], tokens["admin"], organization["id"])
     api.call("POST", "/api/invitations/send", tokens["other consultant"], json={"organizationId": organization["id"]})
     api.call(
         "POST", "/api/invitations/send", tokens["consultant"], json={"organizationId": stranger_organization["id"]}

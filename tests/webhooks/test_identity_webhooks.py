@@ -11,16 +11,12 @@ from kindling.accounts.models import Session, User
 from kindling.evidence import log as evidence
 from kindling.platform.inbound_events import InboundWebhookEvent
 from tests.factories import Account, identity
+from tests.helpers.webhooks import deliver_identity
 
 URL = "/webhooks/auth"
 
 
 pytestmark = pytest.mark.usefixtures("identity_secret")
-
-
-def deliver(client, event: dict, **headers):
-    payload, signed_headers = identity.signed(event, **headers)
-    return client.post(URL, content=payload, headers=signed_headers)
 
 
 def reload(db, account: Account) -> User:
@@ -33,7 +29,7 @@ def test_updated_links_by_verified_email_and_mirrors_the_profile(client, make, d
     event = identity.user_event(
         "user.updated", "user_2abc", email=account.user.email.upper(), first_name="Ada", last_name="Lovelace"
     )
-    response = deliver(client, event)
+    response = deliver_identity(client, event)
     assert response.status_code == 200 and response.json() == {"received": True, "outcome": "processed"}
     user = reload(db, account)
     assert user.external_id == "user_2abc"
@@ -42,7 +38,7 @@ def test_updated_links_by_verified_email_and_mirrors_the_profile(client, make, d
     moved = identity.user_event(
         "user.updated", "user_2abc", email="ada@new.example.test", first_name="Ada", last_name="King"
     )
-    assert deliver(client, moved).json()["outcome"] == "processed"
+    assert deliver_identity(client, moved).json()["outcome"] == "processed"
     user = reload(db, account)
     assert (user.email, user.name) == ("ada@new.example.test", "Ada King")
     assert (
@@ -56,7 +52,7 @@ def test_unverified_email_does_not_link(client, make, db):
     event = identity.user_event(
         "user.updated", "user_claims", email=account.user.email, verified=False, first_name="Mallory"
     )
-    assert deliver(client, event).json()["outcome"] == "ignored"
+    assert deliver_identity(client, event).json()["outcome"] == "ignored"
     user = reload(db, account)
     assert user.external_id is None and user.name != "Mallory"
 
@@ -66,7 +62,7 @@ def test_an_account_linked_to_someone_else_is_not_relinked(client, make, db):
     account.user.external_id = "user_original"
     db.flush()
     event = identity.user_event("user.updated", "user_newcomer", email=account.user.email, first_name="Eve")
-    assert deliver(client, event).json()["outcome"] == "ignored"
+    assert deliver_identity(client, event).json()["outcome"] == "ignored"
     assert reload(db, account).external_id == "user_original"
 
 
@@ -76,7 +72,7 @@ def test_email_of_another_account_is_not_taken(client, make, db):
     account.user.external_id = "user_x"
     db.flush()
     event = identity.user_event("user.updated", "user_x", email=other.user.email, first_name="Renamed")
-    assert deliver(client, event).status_code == 200
+    assert deliver_identity(client, event).status_code == 200
     user = reload(db, account)
     assert user.name == "Renamed" and user.email != other.user.email
 
@@ -86,7 +82,7 @@ def test_deleted_deactivates_and_revokes_sessions(client, make, db):
     account.user.external_id = "user_gone"
     db.flush()
     assert client.get("/api/auth/session", headers=account.headers).status_code == 200
-    response = deliver(client, identity.user_event("user.deleted", "user_gone"))
+    response = deliver_identity(client, identity.user_event("user.deleted", "user_gone"))
     assert response.json()["outcome"] == "processed"
     user = reload(db, account)
     assert user.active is False
@@ -100,7 +96,7 @@ def test_deleted_deactivates_and_revokes_sessions(client, make, db):
 def test_deleted_for_an_unknown_user_is_ignored(client, make, db):
     account = make.member(make.admin())
     # A deleted event carries no email, so it never links by one.
-    response = deliver(client, identity.user_event("user.deleted", "user_unknown"))
+    response = deliver_identity(client, identity.user_event("user.deleted", "user_unknown"))
     assert response.status_code == 200 and response.json()["outcome"] == "ignored"
     assert reload(db, account).active is True
 
@@ -110,9 +106,12 @@ def test_replayed_delivery_is_processed_once(client, make, db):
     account.user.external_id = "user_replay"
     db.flush()
     first = identity.user_event("user.updated", "user_replay", first_name="First")
-    assert deliver(client, first, delivery_id="msg_fixed").json()["outcome"] == "processed"
-    assert deliver(client, identity.user_event("user.updated", "user_replay", first_name="Second")).status_code == 200
-    replay = deliver(client, first, delivery_id="msg_fixed")
+    assert deliver_identity(client, first, delivery_id="msg_fixed").json()["outcome"] == "processed"
+    assert (
+        deliver_identity(client, identity.user_event("user.updated", "user_replay", first_name="Second")).status_code
+        == 200
+    )
+    replay = deliver_identity(client, first, delivery_id="msg_fixed")
     assert replay.status_code == 200 and replay.json()["outcome"] == "duplicate"
     assert reload(db, account).name == "Second"
     stored = select(func.count()).select_from(InboundWebhookEvent).where(InboundWebhookEvent.event_id == "msg_fixed")
@@ -148,20 +147,20 @@ def test_bad_signatures_change_nothing(client, make, db):
 
 
 def test_unhandled_event_types_are_ignored(client, db):
-    response = deliver(client, {"type": "session.created", "object": "event", "data": {"id": "sess_1"}})
+    response = deliver_identity(client, {"type": "session.created", "object": "event", "data": {"id": "sess_1"}})
     assert response.status_code == 200 and response.json()["outcome"] == "ignored"
     assert db.scalar(select(func.count()).select_from(InboundWebhookEvent)) == 0
 
 
 def test_not_configured_is_unavailable(client, settings_with):
     settings_with(auth_webhook_secret=None)
-    response = deliver(client, identity.user_event("user.deleted", "user_any"))
+    response = deliver_identity(client, identity.user_event("user.deleted", "user_any"))
     assert response.status_code == 503 and response.json()["code"] == "webhook_not_configured"
 
 
 def test_nul_characters_are_ignored_not_a_server_error(client, make, db):
     account = make.member(make.admin())
     event = identity.user_event("user.updated", "user_\x00", email=account.user.email, first_name="Nul\x00")
-    response = deliver(client, event)
+    response = deliver_identity(client, event)
     assert response.status_code == 200 and response.json()["outcome"] == "ignored"
     assert reload(db, account).external_id is None

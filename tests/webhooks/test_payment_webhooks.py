@@ -12,16 +12,12 @@ from sqlalchemy import func, select
 from kindling.donations.models import Donation
 from kindling.platform.inbound_events import InboundWebhookEvent
 from tests.factories import donations as payments
+from tests.helpers.webhooks import deliver_payment
 
 URL = "/webhooks/payments"
 
 
 pytestmark = pytest.mark.usefixtures("payment_secret")
-
-
-def deliver(client, event: dict, **signature):
-    payload, headers = payments.signed(event, **signature)
-    return client.post(URL, content=payload, headers=headers)
 
 
 def status_of(db, donation: Donation) -> str:
@@ -39,7 +35,7 @@ def donation(make, db):
 
 
 def test_succeeded_event_settles_the_donation(client, db, donation):
-    response = deliver(client, payments.payment_event("payment_intent.succeeded", donation))
+    response = deliver_payment(client, payments.payment_event("payment_intent.succeeded", donation))
     assert response.status_code == 200
     assert response.json() == {"received": True, "outcome": "processed"}
     db.expire_all()
@@ -60,8 +56,8 @@ def test_succeeded_event_settles_the_donation(client, db, donation):
 )
 def test_status_moves(client, db, donation, history, event_type, expected):
     for earlier in history:
-        assert deliver(client, payments.payment_event(earlier, donation)).status_code == 200
-    assert deliver(client, payments.payment_event(event_type, donation)).status_code == 200
+        assert deliver_payment(client, payments.payment_event(earlier, donation)).status_code == 200
+    assert deliver_payment(client, payments.payment_event(event_type, donation)).status_code == 200
     assert status_of(db, donation) == expected
 
 
@@ -79,29 +75,29 @@ def test_status_moves(client, db, donation, history, event_type, expected):
 def test_stripe_amounts_settle_gifts_in_their_own_minor_units(client, db, make, currency, amount, wire, wrong):
     donation = make.donation(make.member(make.admin()), amount=amount, currency=currency)
     off = payments.payment_event("payment_intent.succeeded", donation, amount=wrong)
-    assert deliver(client, off).json()["outcome"] == "ignored"
+    assert deliver_payment(client, off).json()["outcome"] == "ignored"
     assert status_of(db, donation) == "pending"
     event = payments.payment_event("payment_intent.succeeded", donation)
     assert event["data"]["object"]["amount"] == wire
-    assert deliver(client, event).json()["outcome"] == "processed"
+    assert deliver_payment(client, event).json()["outcome"] == "processed"
     assert status_of(db, donation) == "succeeded"
     refund = payments.payment_event("charge.refunded", donation)
-    assert deliver(client, refund).json()["outcome"] == "processed"
+    assert deliver_payment(client, refund).json()["outcome"] == "processed"
     assert status_of(db, donation) == "refunded"
 
 
 def test_partial_refund_changes_nothing(client, db, donation):
-    deliver(client, payments.payment_event("payment_intent.succeeded", donation))
+    deliver_payment(client, payments.payment_event("payment_intent.succeeded", donation))
     partial = payments.payment_event("charge.refunded", donation, refunded=False, amount_refunded=100)
-    assert deliver(client, partial).json()["outcome"] == "ignored"
+    assert deliver_payment(client, partial).json()["outcome"] == "ignored"
     assert status_of(db, donation) == "succeeded"
 
 
 def test_replayed_event_is_processed_once(client, db, donation):
     succeeded = payments.payment_event("payment_intent.succeeded", donation, event_id="evt_once")
-    assert deliver(client, succeeded).json()["outcome"] == "processed"
-    assert deliver(client, payments.payment_event("charge.refunded", donation)).json()["outcome"] == "processed"
-    replay = deliver(client, succeeded)
+    assert deliver_payment(client, succeeded).json()["outcome"] == "processed"
+    assert deliver_payment(client, payments.payment_event("charge.refunded", donation)).json()["outcome"] == "processed"
+    replay = deliver_payment(client, succeeded)
     assert replay.status_code == 200 and replay.json()["outcome"] == "duplicate"
     assert status_of(db, donation) == "refunded"
     assert (
@@ -162,7 +158,7 @@ def test_invalid_signature_has_its_code(client, donation):
 
 
 def test_unknown_event_types_are_ignored(client, db, donation):
-    response = deliver(client, payments.payment_event("payment_intent.created", donation))
+    response = deliver_payment(client, payments.payment_event("payment_intent.created", donation))
     assert response.status_code == 200 and response.json()["outcome"] == "ignored"
     assert status_of(db, donation) == "pending"
     assert stored_events(db) == 0
@@ -171,24 +167,24 @@ def test_unknown_event_types_are_ignored(client, db, donation):
 def test_unknown_donation_is_logged(client, db, donation, caplog):
     event = payments.payment_event("payment_intent.succeeded", donation, metadata={"donationId": "not-ours"})
     with caplog.at_level(logging.WARNING, logger="kindling.donations.service"):
-        response = deliver(client, event)
+        response = deliver_payment(client, event)
     assert response.status_code == 200 and response.json()["outcome"] == "ignored"
     assert "unknown donation" in caplog.text
     no_metadata = payments.payment_event("payment_intent.succeeded", donation, metadata={})
-    assert deliver(client, no_metadata).json()["outcome"] == "ignored"
+    assert deliver_payment(client, no_metadata).json()["outcome"] == "ignored"
     assert status_of(db, donation) == "pending"
 
 
 @pytest.mark.parametrize("fields", [{"amount": 1}, {"currency": "eur"}, {"currency": None}])
 def test_payment_must_match_the_pledge(client, db, donation, fields):
     event = payments.payment_event("payment_intent.succeeded", donation, **fields)
-    assert deliver(client, event).json()["outcome"] == "ignored"
+    assert deliver_payment(client, event).json()["outcome"] == "ignored"
     assert status_of(db, donation) == "pending"
 
 
 def test_not_configured_is_unavailable(client, db, settings_with, donation):
     settings_with(payment_webhook_secret=None)
-    response = deliver(client, payments.payment_event("payment_intent.succeeded", donation))
+    response = deliver_payment(client, payments.payment_event("payment_intent.succeeded", donation))
     assert response.status_code == 503 and response.json()["code"] == "webhook_not_configured"
     assert status_of(db, donation) == "pending"
 
@@ -210,6 +206,6 @@ def test_webhooks_need_no_session_but_ignore_one(client, make, db, donation):
 def test_nul_characters_are_ignored_not_a_server_error(client, db, donation):
     # PostgreSQL text cannot hold NUL; such an event is answered, logged and left alone.
     event = payments.payment_event("payment_intent.succeeded", donation, metadata={"donationId": donation.id + "\x00"})
-    response = deliver(client, event)
+    response = deliver_payment(client, event)
     assert response.status_code == 200 and response.json()["outcome"] == "ignored"
     assert status_of(db, donation) == "pending"

@@ -6,18 +6,12 @@ from __future__ import annotations
 import time
 import urllib.parse
 
-import pytest
 from sqlalchemy import select
 
 from kindling.accounts.models import User
 from kindling.evidence.models import EvidenceEvent
 from tests.helpers import assert_envelope
-from tests.helpers.sso import allow_sso, claim_of, configure, domain, prove, publish, verify
-
-
-@pytest.fixture(autouse=True)
-def sso_settings(runtime, monkeypatch):
-    allow_sso(runtime, monkeypatch)
+from tests.helpers.sso import claim_of, configure, domain, prove, publish, verify
 
 
 def start(client, email: str):

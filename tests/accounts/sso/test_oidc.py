@@ -22,13 +22,8 @@ from kindling.evidence.models import EvidenceEvent
 from kindling.platform.base import utcnow
 from tests.factories import PASSWORD
 from tests.helpers import assert_envelope
-from tests.helpers.sso import allow_sso, configure, domain, prove
+from tests.helpers.sso import configure, domain, prove
 from tests.servers.openid_provider import CLIENT_ID, CLIENT_SECRET
-
-
-@pytest.fixture(autouse=True)
-def sso_settings(runtime, monkeypatch):
-    allow_sso(runtime, monkeypatch)
 
 
 @dataclasses.dataclass

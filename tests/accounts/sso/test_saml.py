@@ -24,7 +24,7 @@ from kindling.accounts.models import Organization, SsoConnection, User
 from kindling.evidence.models import EvidenceEvent
 from tests.factories import PASSWORD
 from tests.helpers import assert_envelope
-from tests.helpers.sso import allow_sso, domain, prove
+from tests.helpers.sso import domain, prove
 from tests.servers.saml_idp import IdentityProvider
 
 ACS = "https://kindling.test/api/auth/saml/acs"
@@ -33,11 +33,6 @@ NS = {
     "saml": "urn:oasis:names:tc:SAML:2.0:assertion",
     "ds": "http://www.w3.org/2000/09/xmldsig#",
 }
-
-
-@pytest.fixture(autouse=True)
-def sso_settings(runtime, monkeypatch):
-    allow_sso(runtime, monkeypatch)
 
 
 @dataclasses.dataclass
