@@ -7,16 +7,11 @@ import copy
 import pytest
 import yaml
 
-from kindling.themes import TOKEN_NAMES, VALUE_PATTERN, check_theme, generate_theme
+from kindling.themes import TOKEN_NAMES, VALUE_PATTERN, check_theme
 from kindling.web.app import SPEC
 from tests.helpers import assert_envelope
 
 CHECK = "/api/theme/check"
-
-
-@pytest.fixture(scope="module")
-def theme():
-    return generate_theme("#3366ff", accent="#f59e0b")
 
 
 def test_sound_theme_passes_unchanged(client, make, theme):

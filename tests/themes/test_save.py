@@ -19,11 +19,6 @@ SAVE = "/api/theme/save"
 
 
 @pytest.fixture(scope="module")
-def theme():
-    return generate_theme("#3366ff", accent="#f59e0b")
-
-
-@pytest.fixture(scope="module")
 def other_theme():
     return generate_theme("#16a34a")
 
