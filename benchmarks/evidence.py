@@ -49,14 +49,18 @@ import uuid
 from sqlalchemy import text
 from sqlalchemy.orm import Session
 
+from kindling.accounts.events import MEMBER_JOINED
 from kindling.compliance import exports
+from kindling.donations.events import DONATION_RECORDED, DONATION_STATUS_SET
 from kindling.evidence import log as evidence
 from kindling.evidence import merkle, replay, tree
 from kindling.evidence.chain import GENESIS_HASH, body_hash, event_body, timestamp
 from kindling.evidence.keys import make_signer
 from kindling.evidence.verify_command import verify_bundle_file
+from kindling.kindness.events import ACT_RECORDED, VERIFICATION_DECIDED
 from kindling.platform.base import utcnow
 from kindling.platform.database import blocking_waits, make_engine, upgrade
+from kindling.volunteering.events import CHECK_IN_CHECKED_OUT, CHECK_IN_RECORDED
 from kindling.volunteering.service import hours_between as volunteering_hours
 
 LARGE, SMALL = 1_000_000, 100_000
@@ -316,7 +320,7 @@ def seed(engine, name: str, count: int, *, mixed: bool) -> str:
     loader = _Loader(organization_id, start)
     # Both people's joining, as sign-up logs it: verify reconciles membership too.
     for user_id, role, source in ((approver, "admin", "sign_up"), (sender, "member", "join_code")):
-        loader.event(evidence.MEMBER_JOINED, "member", user_id, user_id, {"role": role, "source": source}, start)
+        loader.event(MEMBER_JOINED, "member", user_id, user_id, {"role": role, "source": source}, start)
     raw = engine.raw_connection()
     try:
         cursor = raw.cursor()
@@ -372,7 +376,7 @@ def _act(
         moment.isoformat(),
     )
     loader.event(
-        evidence.ACT_RECORDED,
+        ACT_RECORDED,
         "act",
         act_id,
         sender,
@@ -385,9 +389,7 @@ def _act(
         moment,
     )
     if approve:
-        loader.event(
-            evidence.VERIFICATION_DECIDED, "act", act_id, approver, {"level": 3, "decision": "approve"}, moment
-        )
+        loader.event(VERIFICATION_DECIDED, "act", act_id, approver, {"level": 3, "decision": "approve"}, moment)
 
 
 def _check_in(loader: _Loader, rng: random.Random, volunteer: str, organiser: str, moment: dt.datetime) -> None:
@@ -427,7 +429,7 @@ def _check_in(loader: _Loader, rng: random.Random, volunteer: str, organiser: st
         out.isoformat(),
     )
     loader.event(
-        evidence.CHECK_IN_RECORDED,
+        CHECK_IN_RECORDED,
         "check_in",
         check_in_id,
         volunteer,
@@ -444,7 +446,7 @@ def _check_in(loader: _Loader, rng: random.Random, volunteer: str, organiser: st
         moment,
     )
     loader.event(
-        evidence.CHECK_IN_CHECKED_OUT,
+        CHECK_IN_CHECKED_OUT,
         "check_in",
         check_in_id,
         volunteer,
@@ -473,7 +475,7 @@ def _donation(loader: _Loader, rng: random.Random, donor: str, moment: dt.dateti
         moment.isoformat(),
     )
     loader.event(
-        evidence.DONATION_RECORDED,
+        DONATION_RECORDED,
         "donation",
         donation_id,
         donor,
@@ -482,7 +484,7 @@ def _donation(loader: _Loader, rng: random.Random, donor: str, moment: dt.dateti
     )
     if status == "succeeded":
         loader.event(
-            evidence.DONATION_STATUS_SET,
+            DONATION_STATUS_SET,
             "donation",
             donation_id,
             None,
@@ -539,7 +541,7 @@ def _append(engine, organization_id: str, count: int, timings: dict[str, list[fl
             evidence.append(
                 session,
                 organization_id=organization_id,
-                type=evidence.ACT_RECORDED,
+                type=ACT_RECORDED,
                 subject=("act", str(uuid.uuid4())),
                 actor_id=str(uuid.uuid4()),
                 data={"requestedLevel": 3, "category": "community"},

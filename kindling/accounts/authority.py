@@ -4,11 +4,23 @@ from __future__ import annotations
 
 from sqlalchemy.orm import Session
 
+from kindling.accounts.events import (
+    MemberAuditorSet,
+    MemberDeactivated,
+    MemberJoined,
+    MemberManagerSet,
+    MemberReactivated,
+    MemberRoleChanged,
+)
 from kindling.accounts.models import User
 from kindling.evidence import log as evidence
 
+Authority = (
+    MemberJoined | MemberRoleChanged | MemberManagerSet | MemberAuditorSet | MemberDeactivated | MemberReactivated
+)
 
-def record(db: Session, *, user: User, type: str, actor_id: str | None, **data: object) -> None:
+
+def record(db: Session, *, user: User, type: str, actor_id: str | None, data: Authority) -> None:
     """Append one authority event about `user` to their organization's chain; ids and roles only."""
     if user.organization_id is None:  # a consultant holds no authority in an organization
         return

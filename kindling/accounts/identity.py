@@ -15,8 +15,8 @@ from sqlalchemy.orm import Session
 
 from kindling.accounts import authority
 from kindling.accounts import service as accounts
+from kindling.accounts.events import MEMBER_DEACTIVATED
 from kindling.accounts.models import User
-from kindling.evidence import log as evidence
 
 log = logging.getLogger(__name__)
 
@@ -64,7 +64,9 @@ def apply_event(db: Session, *, event_type: str, user: User, data: dict) -> bool
     if event_type == "user.deleted":
         changed = deactivate(db, user=user)
         if changed and user.organization_id is not None:
-            authority.record(db, user=user, type=evidence.MEMBER_DEACTIVATED, actor_id=None, source="identity_provider")
+            authority.record(
+                db, user=user, type=MEMBER_DEACTIVATED, actor_id=None, data={"source": "identity_provider"}
+            )
         return changed
     return mirror_profile(db, user=user, data=data)
 

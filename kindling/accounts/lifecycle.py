@@ -5,8 +5,8 @@ from __future__ import annotations
 from sqlalchemy.orm import Session
 
 from kindling.accounts import authority, identity, roles
+from kindling.accounts.events import MEMBER_DEACTIVATED, MEMBER_REACTIVATED
 from kindling.accounts.models import User
-from kindling.evidence import log as evidence
 
 
 def deactivate(db: Session, *, user: User, actor_id: str | None, source: str) -> bool:
@@ -15,7 +15,7 @@ def deactivate(db: Session, *, user: User, actor_id: str | None, source: str) ->
         return False
     roles.refuse_if_last_admin(db, user=user)
     identity.deactivate(db, user=user)
-    authority.record(db, user=user, type=evidence.MEMBER_DEACTIVATED, actor_id=actor_id, source=source)
+    authority.record(db, user=user, type=MEMBER_DEACTIVATED, actor_id=actor_id, data={"source": source})
     return True
 
 
@@ -25,5 +25,5 @@ def reactivate(db: Session, *, user: User, actor_id: str | None, source: str) ->
         return False
     user.active = True
     db.flush()
-    authority.record(db, user=user, type=evidence.MEMBER_REACTIVATED, actor_id=actor_id, source=source)
+    authority.record(db, user=user, type=MEMBER_REACTIVATED, actor_id=actor_id, data={"source": source})
     return True

@@ -6,9 +6,9 @@ from sqlalchemy import Select, select
 from sqlalchemy.orm import Session
 
 from kindling.accounts import authority
+from kindling.accounts.events import MEMBER_MANAGER_SET
 from kindling.accounts.models import User
 from kindling.errors import invalid
-from kindling.evidence import log as evidence
 
 # Far beyond any real hierarchy; a chain is read at most this deep.
 MAX_DEPTH = 64
@@ -40,11 +40,9 @@ def set_manager(
     authority.record(
         db,
         user=user,
-        type=evidence.MEMBER_MANAGER_SET,
+        type=MEMBER_MANAGER_SET,
         actor_id=actor_id,
-        managerId=manager_id,
-        previousManagerId=previous,
-        source=source,
+        data={"managerId": manager_id, "previousManagerId": previous, "source": source},
     )
 
 

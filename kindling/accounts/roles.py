@@ -10,10 +10,10 @@ from sqlalchemy.orm import Session
 
 from kindling.accounts import authority
 from kindling.accounts import service as accounts
+from kindling.accounts.events import MEMBER_AUDITOR_SET, MEMBER_ROLE_CHANGED
 from kindling.accounts.models import User
 from kindling.accounts.scim.models import DirectoryGroup, GroupMembership
 from kindling.errors import Conflict
-from kindling.evidence import log as evidence
 
 RANK = {"member": 0, "manager": 1, "admin": 2}
 
@@ -69,9 +69,9 @@ def recompute(db: Session, *, user: User, actor_id: str | None, source: str) -> 
         authority.record(
             db,
             user=user,
-            type=evidence.MEMBER_ROLE_CHANGED,
+            type=MEMBER_ROLE_CHANGED,
             actor_id=actor_id,
-            **{"from": previous, "to": role, "source": source},
+            data={"from": previous, "to": role, "source": source},
         )
 
 
@@ -96,5 +96,5 @@ def _set_auditor(db: Session, *, user: User, auditor: bool, actor_id: str | None
     db.flush()
     if user.active:
         authority.record(
-            db, user=user, type=evidence.MEMBER_AUDITOR_SET, actor_id=actor_id, auditor=auditor, source=source
+            db, user=user, type=MEMBER_AUDITOR_SET, actor_id=actor_id, data={"auditor": auditor, "source": source}
         )

@@ -14,10 +14,10 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session as DbSession
 
 from kindling.accounts import api_tokens, authority
+from kindling.accounts.events import MEMBER_JOINED
 from kindling.accounts.models import ApiToken, Organization, Session, SsoConnection, SsoDomain, User
 from kindling.accounts.sessions import SESSION_LIFETIME, forget_after_commit, hash_token
 from kindling.errors import BadRequest, Conflict, Forbidden, RateLimited, Unauthenticated, invalid
-from kindling.evidence import log as evidence
 from kindling.platform import money
 from kindling.platform.base import utcnow
 from kindling.platform.ratelimit import RateLimiter
@@ -98,7 +98,7 @@ def sign_up(
         raise Conflict("An account with this email already exists", code="email_taken") from None
     if organization is not None:
         # The founding admin's authority, like every member's, starts in the log.
-        authority.record(db, user=user, type=evidence.MEMBER_JOINED, actor_id=user.id, role=role, source=source)
+        authority.record(db, user=user, type=MEMBER_JOINED, actor_id=user.id, data={"role": role, "source": source})
     return user
 
 

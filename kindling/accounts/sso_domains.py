@@ -12,6 +12,7 @@ from sqlalchemy import delete, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
+from kindling.accounts.events import SSO_DOMAIN_VERIFIED
 from kindling.accounts.models import SsoConnection, SsoDomain
 from kindling.errors import Conflict, NotFound, ServiceUnavailable
 from kindling.evidence import log as evidence
@@ -142,7 +143,7 @@ def verify(
     evidence.append(
         db,
         organization_id=organization_id,
-        type=evidence.SSO_DOMAIN_VERIFIED,
+        type=SSO_DOMAIN_VERIFIED,
         subject=("organization", organization_id),
         actor_id=actor_id,
         data={"domain": domain},

@@ -14,6 +14,7 @@ from sqlalchemy.orm import Session
 
 from kindling.accounts import oidc_client, saml_sp, secrets_box, sso_domains
 from kindling.accounts import service as accounts
+from kindling.accounts.events import SSO_CONFIGURED, SsoConfigured, SsoProvider
 from kindling.accounts.locks import lock_organization
 from kindling.accounts.models import SsoConnection, SsoDomain, SsoState
 from kindling.errors import BadRequest, NotFound, ServiceUnavailable, invalid
@@ -165,7 +166,7 @@ def _finish_save(
     email_domains: list[str],
     jit_provisioning: bool,
     enforced: bool,
-    data: dict,
+    data: SsoProvider,
 ) -> tuple[SsoConnection, list[SsoDomain]]:
     organization_id = connection.organization_id
     connection.jit_provisioning = jit_provisioning
@@ -175,19 +176,20 @@ def _finish_save(
     claims = sso_domains.replace_claims(db, organization_id=organization_id, domains=email_domains)
     if enforced:
         accounts.end_password_sessions(db, organization_id=organization_id)
+    configured: SsoConfigured = {
+        "enabled": True,
+        **data,
+        "emailDomains": [claim.domain for claim in claims],
+        "jitProvisioning": jit_provisioning,
+        "enforced": enforced,
+    }
     evidence.append(
         db,
         organization_id=organization_id,
-        type=evidence.SSO_CONFIGURED,
+        type=SSO_CONFIGURED,
         subject=("organization", organization_id),
         actor_id=actor_id,
-        data={
-            "enabled": True,
-            **data,
-            "emailDomains": [claim.domain for claim in claims],
-            "jitProvisioning": jit_provisioning,
-            "enforced": enforced,
-        },
+        data=configured,
     )
     return connection, claims
 
@@ -257,7 +259,7 @@ def delete_settings(db: Session, *, organization_id: str, actor_id: str) -> None
     evidence.append(
         db,
         organization_id=organization_id,
-        type=evidence.SSO_CONFIGURED,
+        type=SSO_CONFIGURED,
         subject=("organization", organization_id),
         actor_id=actor_id,
         data={"enabled": False},

@@ -15,9 +15,9 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from kindling.accounts import authority, oidc_client, saml_sp, secrets_box, sso_domains, sso_settings
+from kindling.accounts.events import MEMBER_JOINED
 from kindling.accounts.models import Organization, SamlAssertionSeen, SsoConnection, SsoState, User
 from kindling.errors import BadRequest, Forbidden, NotFound, ServiceUnavailable, Unauthenticated
-from kindling.evidence import log as evidence
 from kindling.platform.base import utcnow
 from kindling.platform.destinations import DestinationPolicy
 
@@ -288,7 +288,7 @@ def _provision(db: Session, *, connection: SsoConnection, subject: str, email: s
             db.flush()
     except IntegrityError:  # the same person finishing two sign-ins at once
         raise Forbidden("This account is being created by another sign-in; try again", code="sso_no_account") from None
-    authority.record(db, user=user, type=evidence.MEMBER_JOINED, actor_id=None, role="member", source="sso")
+    authority.record(db, user=user, type=MEMBER_JOINED, actor_id=None, data={"role": "member", "source": "sso"})
     return user
 
 

@@ -19,6 +19,17 @@ from kindling import outbox
 from kindling.accounts.models import User
 from kindling.consulting import clients
 from kindling.donations import ledger, programs
+from kindling.donations.events import (
+    GIVING_DECIDED,
+    GIVING_PAID,
+    GIVING_REQUESTED,
+    GIVING_REVERSED,
+    Conversion,
+    GivingDecided,
+    GivingPaid,
+    GivingRequested,
+    GivingReversed,
+)
 from kindling.donations.models import Donation, GivingClaim, GivingProgram, GivingRequest
 from kindling.errors import Conflict, Forbidden, NotFound, invalid
 from kindling.evidence import log as evidence
@@ -54,7 +65,7 @@ class Change:
 
     request: GivingRequest
     type: str
-    data: dict
+    data: typing.Mapping[str, object]
     actor_id: str | None
     outbound: tuple[str, ...] = ()
 
@@ -116,7 +127,7 @@ def _match(db: Session, donation: Donation) -> list[Change]:
     return changes
 
 
-def _converted_gift(db: Session, donation: Donation, currency: str) -> tuple[int | None, dict | None]:
+def _converted_gift(db: Session, donation: Donation, currency: str) -> tuple[int | None, Conversion | None]:
     """The gift in `currency`'s minor units, floored, at the ECB quotes of the gift's day (the last
     publication on or before it), and the conversion to record; None when there is no quote."""
     if donation.currency == currency:
@@ -128,7 +139,7 @@ def _converted_gift(db: Session, donation: Donation, currency: str) -> tuple[int
     exact = money.converted(
         donation.amount, source=donation.currency, target=currency, source_rate=source.rate, target_rate=target.rate
     )
-    conversion = {
+    conversion: Conversion = {
         "from": donation.currency,
         "to": currency,
         "fromRate": source.rate,
@@ -175,7 +186,7 @@ def _open(
     *,
     actor_id: str | None,
     claims: list[str] | None = None,
-    conversion: dict | None = None,
+    conversion: Conversion | None = None,
 ) -> list[Change]:
     """Store a new request: ineligible with its reason (claiming nothing), approved at once when the
     program says so, else requested; a grant claims the check-ins `claims`."""
@@ -191,17 +202,7 @@ def _open(
     db.add_all(GivingClaim(check_in_id=check_in_id, request_id=request.id) for check_in_id in claimed)
     db.flush()
     ledger.tally(db, request=request, previous=None)
-    source: dict[str, object]
-    if request.donation_id:
-        source = {
-            "donationId": request.donation_id,
-            "ratioPercent": request.ratio_percent,
-            "giftAmount": request.gift_amount,
-            **({"conversion": conversion} if conversion else {}),
-        }
-    else:
-        source = {"checkInIds": claimed, "ratePerHour": request.rate_per_hour, "hours": request.hours}
-    data = {
+    data: GivingRequested = {
         "programId": program.id,
         "programVersion": request.program_version,
         "kind": request.kind,
@@ -212,14 +213,23 @@ def _open(
         "capped": request.capped,
         "currency": request.currency,
         "createdAt": timestamp(now),
-        **source,
     }
+    if request.donation_id:
+        data["donationId"] = request.donation_id
+        data["ratioPercent"] = request.ratio_percent
+        data["giftAmount"] = request.gift_amount
+        if conversion:
+            data["conversion"] = conversion
+    else:
+        data["checkInIds"] = claimed
+        data["ratePerHour"] = request.rate_per_hour
+        data["hours"] = request.hours
     outbound = (
         ("giving.request.created", "giving.request.approved")
         if request.status == APPROVED
         else ("giving.request.created",)
     )
-    return [Change(request, evidence.GIVING_REQUESTED, data, actor_id, outbound)]
+    return [Change(request, GIVING_REQUESTED, data, actor_id, outbound)]
 
 
 def _reverse(db: Session, donation: Donation) -> list[Change]:
@@ -238,14 +248,14 @@ def _reverse(db: Session, donation: Donation) -> list[Change]:
         request.status = REVERSED
         request.reversed_at = request.updated_at = now
         ledger.tally(db, request=request, previous=previous)
-        data = {
+        data: GivingReversed = {
             "previousStatus": previous,
             "amount": request.amount,
             "currency": request.currency,
             "clawback": request.clawback,
             "donationId": donation.id,
         }
-        changes.append(Change(request, evidence.GIVING_REVERSED, data, None))
+        changes.append(Change(request, GIVING_REVERSED, data, None))
     db.flush()
     return changes
 
@@ -387,9 +397,14 @@ def decide(
     request.decision_reason = reason
     request.decision_note = (note or "").strip() or None
     db.flush()
-    data = {"decision": decision, "status": request.status, "amount": request.amount, "currency": request.currency}
+    data: GivingDecided = {
+        "decision": decision,
+        "status": request.status,
+        "amount": request.amount,
+        "currency": request.currency,
+    }
     outbound = ("giving.request.approved",) if request.status == APPROVED else ()
-    record(db, request.organization_id, [Change(request, evidence.GIVING_DECIDED, data, caller.user_id, outbound)])
+    record(db, request.organization_id, [Change(request, GIVING_DECIDED, data, caller.user_id, outbound)])
     return request
 
 
@@ -406,11 +421,11 @@ def pay(db: Session, *, caller: Principal, request_id: str, reference: str) -> G
     request.payout_reference = reference.strip()
     request.paid_by, request.paid_at, request.updated_at = caller.user_id, now, now
     db.flush()
-    data = {"amount": request.amount, "currency": request.currency}
+    data: GivingPaid = {"amount": request.amount, "currency": request.currency}
     record(
         db,
         request.organization_id,
-        [Change(request, evidence.GIVING_PAID, data, caller.user_id, ("giving.request.paid",))],
+        [Change(request, GIVING_PAID, data, caller.user_id, ("giving.request.paid",))],
     )
     return request
 

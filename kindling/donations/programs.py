@@ -9,6 +9,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from kindling.accounts.models import Organization, User
+from kindling.donations.events import GIVING_PROGRAM_SET, GivingProgramSet
 from kindling.donations.models import GivingProgram
 from kindling.errors import NotFound, field_error, refused
 from kindling.evidence import log as evidence
@@ -193,13 +194,10 @@ def _check_new(kind: str, rules: dict) -> None:
 
 
 def _record(db: Session, program: GivingProgram, caller: Principal) -> None:
-    evidence.append(
-        db,
-        organization_id=program.organization_id,
-        type=evidence.GIVING_PROGRAM_SET,
-        subject=("giving_program", program.id),
-        actor_id=caller.user_id,
-        data={
+    # Cast: the kind's rules are named by KIND_FIELDS, which the API's fields are named by too.
+    data = typing.cast(
+        GivingProgramSet,
+        {
             "version": program.version,
             "kind": program.kind,
             "active": program.active,
@@ -210,6 +208,14 @@ def _record(db: Session, program: GivingProgram, caller: Principal) -> None:
             **{name: getattr(program, field) for field, name in KIND_FIELDS[program.kind].items()},
             "currency": program.currency,
         },
+    )
+    evidence.append(
+        db,
+        organization_id=program.organization_id,
+        type=GIVING_PROGRAM_SET,
+        subject=("giving_program", program.id),
+        actor_id=caller.user_id,
+        data=data,
     )
 
 

@@ -9,6 +9,7 @@ from sqlalchemy import Select, select
 from sqlalchemy.orm import Session, joinedload
 
 from kindling.donations import giving
+from kindling.donations.events import DONATION_RECORDED, DONATION_STATUS_SET, DonationRecorded, DonationStatusSet
 from kindling.donations.models import Donation
 from kindling.errors import NotFound, invalid
 from kindling.evidence import log as evidence
@@ -64,18 +65,19 @@ def create_donation(
     donation.updated_at = donation.created_at
     db.add(donation)
     db.flush()
+    data: DonationRecorded = {
+        "amount": donation.amount,
+        "currency": donation.currency,
+        "status": donation.status,
+        "createdAt": evidence.timestamp(donation.created_at),
+    }
     evidence.append(
         db,
         organization_id=donation.organization_id,
-        type=evidence.DONATION_RECORDED,
+        type=DONATION_RECORDED,
         subject=("donation", donation.id),
         actor_id=caller.user_id,
-        data={
-            "amount": donation.amount,
-            "currency": donation.currency,
-            "status": donation.status,
-            "createdAt": evidence.timestamp(donation.created_at),
-        },
+        data=data,
     )
     return donation
 
@@ -162,18 +164,14 @@ def apply_payment_event(db: Session, *, event_id: str, event_type: str, payment:
     db.flush()
     # Matches reserve under the ledger's locks before the evidence head is locked (kindling/donations/ledger.py).
     matches = giving.on_donation_status(db, donation=donation)
-    status_set = evidence.Entry(
-        evidence.DONATION_STATUS_SET,
-        ("donation", donation.id),
-        None,
-        {
-            "status": target,
-            "previousStatus": previous,
-            "amount": donation.amount,
-            "currency": donation.currency,
-            "providerEventId": event_id,
-            "providerEventType": event_type,
-        },
-    )
+    data: DonationStatusSet = {
+        "status": target,
+        "previousStatus": previous,
+        "amount": donation.amount,
+        "currency": donation.currency,
+        "providerEventId": event_id,
+        "providerEventType": event_type,
+    }
+    status_set = evidence.Entry(DONATION_STATUS_SET, ("donation", donation.id), None, data)
     giving.record(db, donation.organization_id, matches, preceding=[status_set])
     return True

@@ -121,7 +121,7 @@ def event_body(
     subject_kind: str,
     subject_id: str,
     actor_id: str | None,
-    data: dict,
+    data: typing.Mapping[str, object],
     occurred_at: dt.datetime,
     prev_hash: str,
 ) -> dict:

@@ -20,72 +20,29 @@ from kindling.platform.base import utcnow
 from kindling.platform.destinations import DestinationPolicy
 from kindling.platform.pagination import decode_seq_cursor, encode_seq_cursor
 
-# Every event type, here and in openapi.yaml (EvidenceEventType). `data` holds ids, levels,
-# decisions, distances and amounts only: never a name, email, comment or note.
-ACT_RECORDED = "act.recorded"  # {requestedLevel, category, contentDigest, createdAt}
-ACT_CHANGED = "act.changed"  # {changed: [field…], requestedLevel, category, contentDigest}
-VERIFICATION_DECIDED = "verification.decided"  # {level, decision}
-ATTESTATION_ANSWERED = "attestation.answered"  # {attestationId, level, decision}
-# {opportunityId, distanceMeters, verified, code, checkedInAt, startsAt, endsAt, hours}
-CHECK_IN_RECORDED = "check_in.recorded"
-CHECK_IN_CHECKED_OUT = "check_in.checked_out"  # {opportunityId, checkedOutAt, hours}
-CHECK_IN_APPROVED = "check_in.approved"  # {opportunityId, verified, hours}
-DONATION_RECORDED = "donation.recorded"  # {amount, currency, status, createdAt}
-DONATION_STATUS_SET = (
-    "donation.status_set"  # {status, previousStatus, amount, currency, providerEventId, providerEventType}
-)
-# {weekStart, revision, respondents, responses, averages, energyRespondents, sentiment, privacy}: the
-# figures as published, with their noise; actorId null, as no one person publishes them.
-WELLBEING_PUBLISHED = "wellbeing.published"
-# {}: the person's data was erased (subject `member`, their id, which stays as a pseudonym).
-MEMBER_ERASED = "member.erased"
-IMPORTED = "imported"  # a record's facts the log did not hold before: {recordedAt, …}
-# Giving programs (docs/decisions.md §14): money in minor units of `currency`.
-GIVING_PROGRAM_SET = "giving.program_set"  # {version, kind, active, approval, periodStartMonth, perPersonCap, budget, ratioPercent, minimumGift, maximumMatchPerGift, ratePerHour, minimumHours, currency}
-GIVING_REQUESTED = "giving.requested"  # {programId, programVersion, kind, status, reason, amount, computedAmount, capped, currency, createdAt, donationId | checkInIds, ratioPercent | ratePerHour, giftAmount?, conversion?, hours?}
-GIVING_DECIDED = "giving.decided"  # {decision, status, amount}
-GIVING_PAID = "giving.paid"  # {amount, currency}
-GIVING_REVERSED = "giving.reversed"  # {previousStatus, amount, currency, clawback, donationId}
-# Authority: who was a member, with which role and reporting line, when (docs/decisions.md §13).
-MEMBER_JOINED = "member.joined"  # {role, source: sign_up|join_code|sso|scim}
-MEMBER_ROLE_CHANGED = "member.role_changed"  # {from, to, source: hand|group}
-MEMBER_MANAGER_SET = "member.manager_set"  # {managerId, previousManagerId, source}
-MEMBER_AUDITOR_SET = "member.auditor_set"  # {auditor: true|false, source: hand|group}
-MEMBER_DEACTIVATED = "member.deactivated"  # {source}
-MEMBER_REACTIVATED = "member.reactivated"  # {source}
-SCIM_TOKEN_CREATED = "scim.token_created"  # {} (the subject is the token)
-SCIM_TOKEN_REVOKED = "scim.token_revoked"  # {}
-SSO_CONFIGURED = "sso.configured"  # {enabled, protocol, issuer, clientId (oidc), emailDomains, jitProvisioning, enforced}; only {enabled} when off
-SSO_DOMAIN_VERIFIED = "sso.domain_verified"  # {domain}: its TXT record proved the organization's claim
-EVENT_TYPES = (
-    ACT_RECORDED,
-    ACT_CHANGED,
-    VERIFICATION_DECIDED,
-    ATTESTATION_ANSWERED,
-    CHECK_IN_RECORDED,
-    CHECK_IN_CHECKED_OUT,
-    CHECK_IN_APPROVED,
-    DONATION_RECORDED,
-    DONATION_STATUS_SET,
-    WELLBEING_PUBLISHED,
-    MEMBER_ERASED,
-    IMPORTED,
-    GIVING_PROGRAM_SET,
-    GIVING_REQUESTED,
-    GIVING_DECIDED,
-    GIVING_PAID,
-    GIVING_REVERSED,
-    MEMBER_JOINED,
-    MEMBER_ROLE_CHANGED,
-    MEMBER_MANAGER_SET,
-    MEMBER_AUDITOR_SET,
-    MEMBER_DEACTIVATED,
-    MEMBER_REACTIVATED,
-    SCIM_TOKEN_CREATED,
-    SCIM_TOKEN_REVOKED,
-    SSO_CONFIGURED,
-    SSO_DOMAIN_VERIFIED,
-)
+# Every event type features append, with the TypedDict of its `data`: each feature declares its
+# own in its events.py, and openapi.yaml lists them all (EvidenceEventType). `data` holds ids,
+# levels, decisions, distances and amounts only: never a name, email, comment or note.
+EVENT_TYPES: dict[str, type[typing.Mapping[str, object]]] = {}
+
+
+def event_type(name: str, shape: type[typing.Mapping[str, object]]) -> str:
+    """Register the event type `name`, whose events' data has `shape`; the name, to append with."""
+    if name in EVENT_TYPES:
+        raise ValueError(f"evidence event type {name!r} is declared twice")
+    EVENT_TYPES[name] = shape
+    return name
+
+
+class Imported(typing.TypedDict):
+    """A record's facts the log did not hold before, written once by a migration: when it was
+    recorded, and its fields as the events of its kind carry them (for a person who had no
+    `member.joined`, `role` and `active`)."""
+
+    recordedAt: str
+
+
+IMPORTED = event_type("imported", Imported)
 
 # A declarative class's table is a Table; SQLAlchemy types `__table__` as any FromClause.
 _events = typing.cast(Table, EvidenceEvent.__table__)
@@ -134,7 +91,7 @@ class Entry(typing.NamedTuple):
     type: str
     subject: tuple[str, str]
     actor_id: str | None
-    data: dict
+    data: typing.Mapping[str, object]
 
 
 def append(
@@ -144,7 +101,7 @@ def append(
     type: str,
     subject: tuple[str, str],
     actor_id: str | None,
-    data: dict,
+    data: typing.Mapping[str, object],
 ) -> dict:
     """Append an event to the organization's chain in the caller's transaction; the event appended.
 

@@ -26,6 +26,7 @@ from kindling.evidence import log as evidence
 from kindling.evidence import replay
 from kindling.kindness import stats as kindness_stats
 from kindling.kindness import verification_status
+from kindling.kindness.events import ACT_CHANGED, ACT_RECORDED, ActChanged, ActRecorded
 from kindling.kindness.models import KindnessAct, KindnessRecipientTally, KindnessTally
 from kindling.platform import addresses, pagination
 from kindling.platform.access import Principal, canonical_id
@@ -138,20 +139,21 @@ def create_act(
         add_to_category_tally(db, organization_id, raised_category, ripple_sum=count)
     _count_recipient(db, organization_id, recipient_id)
     db.flush()
+    data: ActRecorded = {
+        "requestedLevel": verification_level,
+        "category": category,
+        "contentDigest": content_digest(act),
+        "createdAt": evidence.timestamp(created_at),
+    }
+    if source != "api":
+        data["source"] = source
     evidence.append(
         db,
         organization_id=organization_id,
-        type=evidence.ACT_RECORDED,
+        type=ACT_RECORDED,
         subject=("act", act.id),
         actor_id=caller.user_id,
-        data={
-            "requestedLevel": verification_level,
-            "category": category,
-            "contentDigest": content_digest(act),
-            "createdAt": evidence.timestamp(created_at),
-            # Named only when not the API, so events of acts recorded through the API keep their members.
-            **({"source": source} if source != "api" else {}),
-        },
+        data=data,
     )
     kindness_stats.invalidate_after_commit(db, cache, organization_id)
     total = db.connection().scalar(_ACTS_TOTAL, {"organization": organization_id})
@@ -241,18 +243,19 @@ def update_act(
     changed = [name for name, old, new in zip(_CHANGEABLE, before, after, strict=True) if old != new]
     if changed:
         # Decisions already made stay; the log shows what changed after them.
+        data: ActChanged = {
+            "changed": changed,
+            "requestedLevel": act.verification_level,
+            "category": act.category,
+            "contentDigest": content_digest(act),
+        }
         evidence.append(
             db,
             organization_id=act.organization_id,
-            type=evidence.ACT_CHANGED,
+            type=ACT_CHANGED,
             subject=("act", act.id),
             actor_id=caller.user_id,
-            data={
-                "changed": changed,
-                "requestedLevel": act.verification_level,
-                "category": act.category,
-                "contentDigest": content_digest(act),
-            },
+            data=data,
         )
     kindness_stats.invalidate_after_commit(db, cache, caller.member_of)
     return act

@@ -30,6 +30,12 @@ from kindling.evidence import replay
 from kindling.kindness import acts as kindness
 from kindling.kindness import stats as kindness_stats
 from kindling.kindness import verification_status
+from kindling.kindness.events import (
+    ATTESTATION_ANSWERED,
+    VERIFICATION_DECIDED,
+    AttestationAnswered,
+    VerificationDecided,
+)
 from kindling.kindness.models import KindnessAct
 from kindling.kindness.verification_models import Attestation, VerificationDecision
 from kindling.platform import addresses
@@ -77,13 +83,16 @@ def decide(
         authority=authority,
     )
     _record(db, cache, act, record, decisions)
+    data: VerificationDecided = {"level": level, "decision": decision}
+    if authority:
+        data["authority"] = authority
     evidence.append(
         db,
         organization_id=act.organization_id,
-        type=evidence.VERIFICATION_DECIDED,
+        type=VERIFICATION_DECIDED,
         subject=("act", act.id),
         actor_id=caller.user_id,
-        data={"level": level, "decision": decision, **({"authority": authority} if authority else {})},
+        data=data,
     )
     return record
 
@@ -324,20 +333,21 @@ def answer_attestation(
     # The attester has no account, so the event's actorId is null: the answer is tied to the address
     # it was mailed to by attesterKey, which tells an auditor which answers came from one address
     # without naming it, and to the member who asked for it by requestedBy (docs/evidence.md).
+    data: AttestationAnswered = {
+        "attestationId": attestation.id,
+        "level": attestation.level,
+        "decision": decision,
+        "requestedBy": attestation.requested_by,
+        "attesterDomain": attestation.attester_domain,
+        "attesterKey": attestation.attester_key,
+    }
     evidence.append(
         db,
         organization_id=act.organization_id,
-        type=evidence.ATTESTATION_ANSWERED,
+        type=ATTESTATION_ANSWERED,
         subject=("act", act.id),
         actor_id=None,
-        data={
-            "attestationId": attestation.id,
-            "level": attestation.level,
-            "decision": decision,
-            "requestedBy": attestation.requested_by,
-            "attesterDomain": attestation.attester_domain,
-            "attesterKey": attestation.attester_key,
-        },
+        data=data,
     )
     return record
 

@@ -19,6 +19,7 @@ from kindling.kindness import personal_data as kindness
 from kindling.platform.base import utcnow
 from kindling.platform.database import truncate_write_ahead_log
 from kindling.privacy import storage
+from kindling.privacy.events import MEMBER_ERASED
 from kindling.slack import personal_data as slack
 from kindling.volunteering import personal_data as volunteering
 from kindling.wellbeing import personal_data as wellbeing
@@ -74,7 +75,7 @@ def erase(db: Session, *, organization_id: str, user_id: str, actor_id: str, sec
     evidence.append(
         db,
         organization_id=organization_id,
-        type=evidence.MEMBER_ERASED,
+        type=MEMBER_ERASED,
         subject=("member", person_id),
         actor_id=actor_id,
         data={},

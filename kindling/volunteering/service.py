@@ -18,6 +18,14 @@ from kindling.platform import pagination
 from kindling.platform.access import Principal
 from kindling.platform.base import utcnow
 from kindling.volunteering import check_in_codes
+from kindling.volunteering.events import (
+    CHECK_IN_APPROVED,
+    CHECK_IN_CHECKED_OUT,
+    CHECK_IN_RECORDED,
+    CheckInApproved,
+    CheckInCheckedOut,
+    CheckInRecorded,
+)
 from kindling.volunteering.models import CheckIn, VolunteerOpportunity
 
 # The IUGG mean Earth radius; haversine on a sphere is within about 0.5 % of the ellipsoid.
@@ -192,22 +200,23 @@ def check_in(
             db.add(record)
     except IntegrityError:  # the unique (opportunity, user) pair: this member already checked in
         raise Conflict("You have already checked in to this opportunity", code="already_checked_in") from None
+    data: CheckInRecorded = {
+        "opportunityId": opportunity.id,
+        "distanceMeters": round(distance, 1),
+        "code": code_verified,
+        "verified": record.verified,
+        "checkedInAt": evidence.timestamp(now),
+        "startsAt": evidence.timestamp(opportunity.starts_at),
+        "endsAt": evidence.timestamp(opportunity.ends_at),
+        "hours": 0,
+    }
     evidence.append(
         db,
         organization_id=record.organization_id,
-        type=evidence.CHECK_IN_RECORDED,
+        type=CHECK_IN_RECORDED,
         subject=("check_in", record.id),
         actor_id=caller.user_id,
-        data={
-            "opportunityId": opportunity.id,
-            "distanceMeters": round(distance, 1),
-            "code": code_verified,
-            "verified": record.verified,
-            "checkedInAt": evidence.timestamp(now),
-            "startsAt": evidence.timestamp(opportunity.starts_at),
-            "endsAt": evidence.timestamp(opportunity.ends_at),
-            "hours": 0,
-        },
+        data=data,
     )
     return record
 
@@ -243,13 +252,18 @@ def check_out(db: Session, *, caller: Principal, opportunity_id: str, now: dt.da
     record.checked_out_at = now
     record.hours = hours_between(max(record.checked_in_at, opportunity.starts_at), min(now, opportunity.ends_at))
     db.flush()
+    data: CheckInCheckedOut = {
+        "opportunityId": opportunity.id,
+        "checkedOutAt": evidence.timestamp(now),
+        "hours": record.hours,
+    }
     evidence.append(
         db,
         organization_id=record.organization_id,
-        type=evidence.CHECK_IN_CHECKED_OUT,
+        type=CHECK_IN_CHECKED_OUT,
         subject=("check_in", record.id),
         actor_id=caller.user_id,
-        data={"opportunityId": opportunity.id, "checkedOutAt": evidence.timestamp(now), "hours": record.hours},
+        data=data,
     )
     if record.verified:
         _record_hour_milestones(db, organization_id=record.organization_id)
@@ -297,13 +311,14 @@ def approve_check_in(
     record.approved_at = utcnow()
     record.approval_note = note
     db.flush()
+    data: CheckInApproved = {"opportunityId": opportunity.id, "verified": True, "hours": record.hours}
     evidence.append(
         db,
         organization_id=record.organization_id,
-        type=evidence.CHECK_IN_APPROVED,
+        type=CHECK_IN_APPROVED,
         subject=("check_in", record.id),
         actor_id=caller.user_id,
-        data={"opportunityId": opportunity.id, "verified": True, "hours": record.hours},
+        data=data,
     )
     _record_hour_milestones(db, organization_id=record.organization_id)
     return record

@@ -38,6 +38,7 @@ from kindling.platform.access import Principal
 from kindling.platform.base import utcnow
 from kindling.platform.periods import Window, week_of
 from kindling.wellbeing import noise
+from kindling.wellbeing.events import WELLBEING_PUBLISHED, WellbeingPublished
 from kindling.wellbeing.models import WellbeingResponse, WellbeingWeek
 
 MINIMUM_GROUP_SIZE = noise.MINIMUM_GROUP_SIZE
@@ -308,7 +309,7 @@ def _publish(db: Session, *, week: WellbeingWeek) -> bool:
     evidence.append(
         db,
         organization_id=week.organization_id,
-        type=evidence.WELLBEING_PUBLISHED,
+        type=WELLBEING_PUBLISHED,
         subject=("wellbeing_week", week.week_start.isoformat()),
         # Nobody's id: no one person publishes a week.
         actor_id=None,
@@ -324,7 +325,7 @@ def organization_summary(db: Session, *, caller: Principal, window: Window) -> S
     return summarize(db, organization_ids=[caller.member_of], window=window)[caller.member_of]
 
 
-def published_data(week: WellbeingWeek) -> dict:
+def published_data(week: WellbeingWeek) -> WellbeingPublished:
     """A published week's figures as its `wellbeing.published` event carries them."""
     return {
         "weekStart": week.week_start.isoformat(),

@@ -11,6 +11,7 @@ from sqlalchemy.orm import Session
 
 from kindling.evidence import log as evidence
 from kindling.evidence.chain import GENESIS_HASH, event_hash
+from kindling.kindness.events import ACT_RECORDED
 from kindling.platform.database import upgrade
 
 DAY = dt.datetime(2026, 3, 2, 9, 0, tzinfo=dt.UTC)
@@ -163,7 +164,7 @@ def test_every_earlier_record_is_imported_in_one_chain_per_organization(empty_da
         appended = evidence.append(
             session,
             organization_id=ids["org"],
-            type=evidence.ACT_RECORDED,
+            type=ACT_RECORDED,
             subject=("act", "new"),
             actor_id=None,
             data={},

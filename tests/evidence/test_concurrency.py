@@ -11,6 +11,7 @@ from sqlalchemy.orm import Session
 
 from kindling.accounts.models import Organization
 from kindling.evidence import log as evidence
+from kindling.kindness.events import ACT_RECORDED
 from tests.helpers.cleanup import forget_evidence
 
 THREADS, WRITES = 4, 50
@@ -45,7 +46,7 @@ def test_four_writers_get_seq_1_to_200_and_an_intact_chain(runtime, committed_or
                     evidence.append(
                         session,
                         organization_id=committed_organization,
-                        type=evidence.ACT_RECORDED,
+                        type=ACT_RECORDED,
                         subject=("act", f"{worker}-{n}"),
                         actor_id=None,
                         data={"requestedLevel": 1, "category": "community"},

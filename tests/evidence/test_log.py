@@ -9,6 +9,7 @@ import pytest
 from sqlalchemy import event, select, text
 
 from kindling.accounts import service as accounts
+from kindling.accounts.events import SCIM_TOKEN_REVOKED
 from kindling.donations import service as donations
 from kindling.evidence import log as evidence
 from kindling.evidence import replay
@@ -373,7 +374,7 @@ def test_an_edited_event_of_no_record_is_found(client, logged, tamper, db, monke
     evidence.append(
         db,
         organization_id=logged.organization_id,
-        type=evidence.SCIM_TOKEN_REVOKED,
+        type=SCIM_TOKEN_REVOKED,
         subject=("scim_token", "token-1"),
         actor_id=None,
         data={},

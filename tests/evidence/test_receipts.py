@@ -10,8 +10,10 @@ import json
 import pytest
 
 from kindling import cli
-from kindling.evidence import log as evidence
+from kindling.donations.events import DONATION_RECORDED, DONATION_STATUS_SET
 from kindling.kindness import acts as kindness
+from kindling.kindness.events import ACT_CHANGED, ACT_RECORDED
+from kindling.volunteering.events import CHECK_IN_CHECKED_OUT, CHECK_IN_RECORDED
 from tests.factories.principals import principal
 from tests.helpers import assert_envelope, rfc9162
 
@@ -75,7 +77,7 @@ def test_a_receipt_holds_the_records_events_proven_in_a_checkpoint_made_for_it(c
     receipt = receipt_of(client, member, "act", record.id)
     assert receipt["organizationId"] == admin.organization_id
     assert receipt["subject"] == {"kind": "act", "id": record.id}
-    assert [event["type"] for event in receipt["events"]] == [evidence.ACT_RECORDED, evidence.ACT_CHANGED]
+    assert [event["type"] for event in receipt["events"]] == [ACT_RECORDED, ACT_CHANGED]
     assert all(event["subject"] == receipt["subject"] for event in receipt["events"])
     assert_proven(receipt)
     [made] = checkpoints(client, admin)  # none covered the act: one was made, as an export makes one
@@ -92,8 +94,8 @@ def test_receipts_of_check_ins_and_donations(client, make):
     check_in = make.activity.check_in(member, admin)
     donation = make.activity.donation(member)
     for kind, record_id, types in (
-        ("check_in", check_in.id, [evidence.CHECK_IN_RECORDED, evidence.CHECK_IN_CHECKED_OUT]),
-        ("donation", donation.id, [evidence.DONATION_RECORDED, evidence.DONATION_STATUS_SET]),
+        ("check_in", check_in.id, [CHECK_IN_RECORDED, CHECK_IN_CHECKED_OUT]),
+        ("donation", donation.id, [DONATION_RECORDED, DONATION_STATUS_SET]),
     ):
         receipt = receipt_of(client, member, kind, record_id)
         assert [event["type"] for event in receipt["events"]] == types

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 from sqlalchemy import select, text
 
+from kindling.accounts.events import MEMBER_REACTIVATED
 from kindling.evidence import log as evidence
 from kindling.evidence import reconcile
 from kindling.evidence.chain import GENESIS_HASH
@@ -160,7 +161,7 @@ def test_postgresql_refuses_any_change_of_a_head_row_but_an_advance(db, reported
 def test_one_append_of_several_events_advances_the_head_over_them(db, reported):
     organization_id = reported.organization_id
     before = evidence.last_event(db, organization_id=organization_id)
-    entries = [evidence.Entry(evidence.MEMBER_REACTIVATED, ("member", reported.user.id), None, {"source": "hand"})] * 3
+    entries = [evidence.Entry(MEMBER_REACTIVATED, ("member", reported.user.id), None, {"source": "hand"})] * 3
     appended = evidence.append_all(db, organization_id=organization_id, entries=entries)
     assert [event["seq"] for event in appended] == [before["seq"] + 1, before["seq"] + 2, before["seq"] + 3]
     assert [event["prevHash"] for event in appended] == [before["hash"], appended[0]["hash"], appended[1]["hash"]]

@@ -7,6 +7,7 @@ import time
 import pytest
 from sqlalchemy import func, select
 
+from kindling.accounts.events import MEMBER_DEACTIVATED
 from kindling.accounts.models import Session, User
 from kindling.evidence import log as evidence
 from kindling.platform.inbound_events import InboundWebhookEvent
@@ -89,7 +90,7 @@ def test_deleted_deactivates_and_revokes_sessions(client, make, db):
     live = select(func.count()).select_from(Session).where(Session.user_id == user.id, Session.revoked_at.is_(None))
     assert db.scalar(live) == 0
     assert client.get("/api/auth/session", headers=account.headers).status_code == 401
-    events = evidence.list_events(db, organization_id=account.organization_id, type=evidence.MEMBER_DEACTIVATED)[0]
+    events = evidence.list_events(db, organization_id=account.organization_id, type=MEMBER_DEACTIVATED)[0]
     assert [(e["subject"]["id"], e["data"]) for e in events] == [(user.id, {"source": "identity_provider"})]
 
 

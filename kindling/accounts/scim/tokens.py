@@ -9,11 +9,11 @@ from sqlalchemy import bindparam, func, select, update
 from sqlalchemy.orm import Session
 
 from kindling.accounts import authority
+from kindling.accounts.events import SCIM_TOKEN_CREATED, SCIM_TOKEN_REVOKED
 from kindling.accounts.locks import lock_organization
 from kindling.accounts.scim.models import ScimToken
 from kindling.accounts.sessions import hash_token
 from kindling.errors import Conflict, NotFound
-from kindling.evidence import log as evidence
 from kindling.platform.base import utcnow
 
 MAX_LIVE_TOKENS = 5
@@ -43,7 +43,7 @@ def create_token(db: Session, *, organization_id: str, created_by: str, descript
     db.add(token)
     db.flush()
     authority.record_token(
-        db, organization_id=organization_id, token_id=token.id, type=evidence.SCIM_TOKEN_CREATED, actor_id=created_by
+        db, organization_id=organization_id, token_id=token.id, type=SCIM_TOKEN_CREATED, actor_id=created_by
     )
     return token, secret
 
@@ -67,7 +67,7 @@ def revoke_token(db: Session, *, organization_id: str, token_id: str, revoked_by
     token.revoked_at = utcnow()
     db.flush()
     authority.record_token(
-        db, organization_id=organization_id, token_id=token.id, type=evidence.SCIM_TOKEN_REVOKED, actor_id=revoked_by
+        db, organization_id=organization_id, token_id=token.id, type=SCIM_TOKEN_REVOKED, actor_id=revoked_by
     )
 
 

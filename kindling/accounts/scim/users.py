@@ -25,12 +25,12 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from kindling.accounts import authority, lifecycle, reporting_lines, roles
+from kindling.accounts.events import MEMBER_JOINED
 from kindling.accounts.locks import lock_organization
 from kindling.accounts.models import User as Person
 from kindling.accounts.scim import filters, resources
 from kindling.accounts.scim.models import DirectoryGroup, GroupMembership, ScimUser
 from kindling.accounts.scim.resources import ENTERPRISE_SCHEMA, EnterpriseUser, Page, User
-from kindling.evidence import log as evidence
 from kindling.platform.base import new_id, utcnow
 
 # Okta sends a password with every created user; people provisioned by a directory usually
@@ -139,7 +139,7 @@ def create_user(db: Session, *, organization_id: str, payload: dict, base_url: s
     db.add(scim_user)
     _flush_unique(db)
     if joined:
-        authority.record(db, user=person, type=evidence.MEMBER_JOINED, actor_id=None, role="member", source="scim")
+        authority.record(db, user=person, type=MEMBER_JOINED, actor_id=None, data={"role": "member", "source": "scim"})
     _follow(db, person, resource)
     # A person who has just joined belongs to no group yet.
     return _present(db, [(scim_user, person)], base_url, grouped=not joined)[0]
