@@ -170,5 +170,8 @@ def _live_principal(session_factory, token: str) -> Principal | None:
 
 
 def _organization_of(session_factory, secret: str) -> str | None:
+    """Look the SCIM token up, and note its use, in a transaction of its own: this runs before the request's."""
     with session_factory() as db:
-        return scim_tokens.organization_of(db, secret)
+        organization_id = scim_tokens.organization_of(db, secret)
+        db.commit()
+        return organization_id

@@ -200,6 +200,28 @@ def test_privacy_reaches_the_features_through_their_personal_data_functions():
     assert "kindling.kindness.personal_data" in IMPORTS["kindling.privacy.personal_data"]
 
 
+# Who ends a transaction: the request's pipeline, the worker loops that run deliveries and Slack's
+# jobs, and the migrations' runner.
+TRANSACTION_OWNERS = ("kindling.web", "kindling.webhooks.delivery", "kindling.slack.jobs", "kindling.migrations.env")
+
+
+def test_only_the_request_pipeline_and_the_workers_commit():
+    # A service that commits ends its caller's transaction halfway, and its caller's rollback undoes less.
+    def commits(path: pathlib.Path) -> bool:
+        return any(
+            isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "commit"
+            for node in ast.walk(ast.parse(path.read_text(), str(path)))
+        )
+
+    outside = [
+        name
+        for name, path in SOURCES.items()
+        if not any(_within(name, owner) for owner in TRANSACTION_OWNERS) and commits(path)
+    ]
+    assert outside == []
+    assert commits(SOURCES["kindling.web.request_hooks"])
+
+
 def test_slices_import_neither_the_web_package_nor_the_entry_points():
     above = ("kindling.web", "kindling.cli", "kindling.schema", "kindling.migrations")
     assert (

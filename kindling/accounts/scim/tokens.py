@@ -72,7 +72,7 @@ def revoke_token(db: Session, *, organization_id: str, token_id: str, revoked_by
 
 
 def organization_of(db: Session, secret: str | None) -> str | None:
-    """The organization a live token acts for, noting its use; None for anything else."""
+    """The organization a live token acts for, noting its use in the caller's transaction; None for anything else."""
     if not secret or not secret.startswith(PREFIX) or len(secret) > 128:
         return None
     # Columns rather than the token: this runs before every SCIM request.
@@ -82,5 +82,4 @@ def organization_of(db: Session, secret: str | None) -> str | None:
     now = utcnow()
     if token.last_used_at is None or now - token.last_used_at >= LAST_USED_RESOLUTION:
         db.execute(update(ScimToken).where(ScimToken.id == token.id).values(last_used_at=now))
-        db.commit()
     return token.organization_id
