@@ -265,6 +265,24 @@ def test_no_module_imports_itself_through_others():
     assert _cycle(graph) == set()
 
 
+def _folder(name: str) -> str:
+    """The folder of kindling a module is in (`kindling.accounts` for kindling.accounts.scim.users), or
+    the module itself at the top (`kindling.cli`)."""
+    return ".".join(name.split(".")[:2])
+
+
+def test_no_folder_imports_itself_through_others():
+    # Each folder is one layer: a loop of folders would make several of them one, whatever their modules do.
+    graph: dict[str, set[str]] = {}
+    for name, targets in IMPORTS.items():
+        graph.setdefault(_folder(name), set()).update(
+            _folder(target) for target in targets if target in SOURCES and _folder(target) != _folder(name)
+        )
+    assert _cycle(graph) == set()
+    # Nor do the slices allowed above loop, which the imports they allow could close.
+    assert _cycle(SLICES) == set()
+
+
 def test_the_walk_sees_imports_of_every_form():
     # A walk that missed relative or in-function imports would pass the tests above by seeing nothing.
     assert "kindling.compliance.frameworks" in IMPORTS["kindling.compliance"]  # from .frameworks import …
@@ -272,3 +290,4 @@ def test_the_walk_sees_imports_of_every_form():
     assert _cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == {"a", "b", "c"}
     assert _cycle({"a": {"a"}}) == {"a"}
     assert _slice("kindling.kindness.acts") == "kindness" and _slice("kindling.web.app") is None
+    assert _folder("kindling.accounts.scim.users") == "kindling.accounts" and _folder("kindling") == "kindling"
