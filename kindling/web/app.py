@@ -3,11 +3,16 @@
 from __future__ import annotations
 
 import pathlib
+from functools import partial
 
 import connexion
 import yaml
-from connexion.middleware import ConnexionMiddleware, MiddlewarePosition
+from connexion.middleware.context import ContextMiddleware
+from connexion.middleware.lifespan import LifespanMiddleware
+from connexion.middleware.request_validation import RequestValidationMiddleware
 from connexion.middleware.response_validation import ResponseValidationMiddleware
+from connexion.middleware.routing import RoutingMiddleware
+from connexion.middleware.security import SecurityMiddleware
 from connexion.middleware.swagger_ui import SwaggerUIMiddleware
 from connexion.options import SwaggerUIOptions
 
@@ -20,10 +25,10 @@ from kindling.platform.health import DatabaseProbe
 from kindling.platform.mail import make_mailer
 from kindling.platform.ratelimit import RateLimiter
 from kindling.platform.request import Runtime
-from kindling.web import errors
 from kindling.web.apidocs import SPEC_JSON_PATH, SpecMiddleware
 from kindling.web.authentication import AuthenticationMiddleware
 from kindling.web.authorization import AuthorizationMiddleware
+from kindling.web.edge import EdgeMiddleware
 from kindling.web.idempotency import KeyedOperations, keep_answers, keep_refusals
 from kindling.web.operations import Operations
 from kindling.web.overrides import validator_map
@@ -63,20 +68,15 @@ def create_app(settings: Settings | None = None) -> connexion.FlaskApp:
         limiter=RateLimiter(settings.redis_target, settings.rate_limit_multiplier, breaker=breaker),
         mailer=make_mailer(settings.smtp_url, settings.mail_from, settings.mail_timeout),
     )
-    # Without API docs, no request passes through Swagger UI's router on its way in; without
-    # response validation, none through the response validator's.
-    skipped = {
-        SwaggerUIMiddleware: not settings.api_docs,
-        ResponseValidationMiddleware: not settings.validate_responses,
-    }
-    middlewares = [middleware for middleware in ConnexionMiddleware.default_middlewares if not skipped.get(middleware)]
-    # Compact JSON by orjson: Connexion pretty-prints with the standard library by default.
-    app = connexion.FlaskApp(__name__, jsonifier=OrjsonJsonifier(), middlewares=middlewares)
-    app.app.json = OrjsonProvider(app.app)
-    drop_media_type_notices()
     spec = load_spec()
     operations = Operations(spec["paths"])
     settle_handlers(spec)
+    # Compact JSON by orjson: Connexion pretty-prints with the standard library by default.
+    app = connexion.FlaskApp(
+        __name__, jsonifier=OrjsonJsonifier(), middlewares=pipeline(settings, state, spec, operations)
+    )
+    app.app.json = OrjsonProvider(app.app)
+    drop_media_type_notices()
     app.add_api(
         spec,
         strict_validation=True,
@@ -89,34 +89,6 @@ def create_app(settings: Settings | None = None) -> connexion.FlaskApp:
             swagger_ui=settings.api_docs, serve_spec=False, spec_path=SPEC_JSON_PATH, swagger_ui_path="/api/ui"
         ),
     )
-    if settings.api_docs:
-        app.add_middleware(SpecMiddleware, position=MiddlewarePosition.BEFORE_SWAGGER, spec=spec)
-    # Authentication first: the limits are per account for a signed-in caller.
-    app.add_middleware(
-        AuthenticationMiddleware,
-        position=MiddlewarePosition.BEFORE_EXCEPTION,
-        session_factory=state.session_factory,
-    )
-    app.add_middleware(RateLimitMiddleware, position=MiddlewarePosition.BEFORE_EXCEPTION, limiter=state.limiter)
-    app.add_middleware(RequestGuardMiddleware, position=MiddlewarePosition.BEFORE_ROUTING)
-    app.add_middleware(RouteGuardMiddleware, position=MiddlewarePosition.BEFORE_ROUTING, operations=operations)
-    # After the size and route guards, so an oversized request is refused before its token is looked up.
-    app.add_middleware(
-        ScimMiddleware,
-        position=MiddlewarePosition.BEFORE_ROUTING,
-        session_factory=state.session_factory,
-        limiter=state.limiter,
-    )
-    # The routed operation's class: after routing, before the security step, so a 401 counts too.
-    app.add_middleware(
-        OperationLimitMiddleware,
-        position=MiddlewarePosition.BEFORE_SECURITY,
-        limiter=state.limiter,
-        operations=operations,
-    )
-    # After Connexion's security step, so a caller without a session gets its 401 first.
-    app.add_middleware(AuthorizationMiddleware, position=MiddlewarePosition.BEFORE_VALIDATION, operations=operations)
-    errors.register(app, operations)
     # Flask runs teardowns in reverse order and after-request hooks too: a keyed write's success
     # is stored before the request's commit, its refusal after the request's transaction ended.
     keep_refusals(app.app, state)
@@ -124,6 +96,36 @@ def create_app(settings: Settings | None = None) -> connexion.FlaskApp:
     keep_raw_form_bodies(app.app)
     keep_answers(app.app, KeyedOperations(spec))
     return app
+
+
+def pipeline(settings: Settings, state: Runtime, spec: dict, operations: Operations) -> list:
+    """Every request's steps, in order: Connexion's and Kindling's."""
+    docs = [partial(SpecMiddleware, spec=spec), SwaggerUIMiddleware] if settings.api_docs else []
+    # Without response validation, no request passes through the response validator's router.
+    validation = [ResponseValidationMiddleware] if settings.validate_responses else []
+    return [
+        # Outermost, it answers every failure and adds the rate-limit headers to every response.
+        partial(EdgeMiddleware, operations=operations),
+        # Authentication first: the limits are per account for a signed-in caller.
+        partial(AuthenticationMiddleware, session_factory=state.session_factory),
+        partial(RateLimitMiddleware, limiter=state.limiter),
+        # Without API docs, no request passes through Swagger UI's router on its way in.
+        *docs,
+        RequestGuardMiddleware,
+        partial(RouteGuardMiddleware, operations=operations),
+        # After the size and route guards, so an oversized request is refused before its token is looked up.
+        partial(ScimMiddleware, session_factory=state.session_factory, limiter=state.limiter),
+        RoutingMiddleware,
+        # The routed operation's class: after routing, before the security step, so a 401 counts too.
+        partial(OperationLimitMiddleware, limiter=state.limiter, operations=operations),
+        SecurityMiddleware,
+        # After Connexion's security step, so a caller without a session gets its 401 first.
+        partial(AuthorizationMiddleware, operations=operations),
+        RequestValidationMiddleware,
+        *validation,
+        LifespanMiddleware,
+        ContextMiddleware,
+    ]
 
 
 def app_from_environment() -> connexion.FlaskApp:

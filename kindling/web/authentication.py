@@ -25,7 +25,7 @@ from kindling.accounts.principal_cache import principals
 from kindling.accounts.scim import tokens as scim_tokens
 from kindling.accounts.sessions import COOKIE_NAME
 from kindling.platform.access import Principal
-from kindling.web.errors import database_unavailable_error, send_error
+from kindling.web.errors import database_unavailable_error
 
 log = logging.getLogger(__name__)
 
@@ -121,8 +121,7 @@ class AuthenticationMiddleware:
                 await authenticate(scope, self.session_factory)
             except SQLAlchemyError as exc:
                 log.warning("database unavailable while authenticating: %s", exc.__class__.__name__)
-                await send_error(send, database_unavailable_error())
-                return
+                raise database_unavailable_error() from None
         await self.app(scope, receive, send)
 
 

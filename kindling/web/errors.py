@@ -10,7 +10,6 @@ import json
 import logging
 
 from connexion.exceptions import BadRequestProblem, ProblemException, UnsupportedMediaTypeProblem
-from connexion.lifecycle import ConnexionRequest, ConnexionResponse
 from scim2_models import SCIMException
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.exc import TimeoutError as PoolTimeout
@@ -95,31 +94,43 @@ def scim_envelope(error: ApiError) -> bytes:
     return json.dumps(body).encode()
 
 
-def error_response(error: ApiError, request: ConnexionRequest | None = None) -> ConnexionResponse:
-    scim = request is not None and is_scim(request.scope)
-    return ConnexionResponse(
-        status_code=error.status,
-        mimetype=SCIM_MEDIA_TYPE if scim else "application/json",
-        content_type=SCIM_MEDIA_TYPE if scim else "application/json",
-        body=scim_envelope(error) if scim else envelope(error),
-        headers=error.headers,
-    )
-
-
-async def send_error(send, error: ApiError, headers: list[tuple[bytes, bytes]] | None = None) -> None:
-    """Answer `error` from ASGI middleware, which sits outside Connexion's error handlers."""
-    body = envelope(error)
-    extra = [(name.lower().encode(), value.encode()) for name, value in error.headers.items()]
-    await send(
-        {
-            "type": "http.response.start",
-            "status": error.status,
-            "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
-            + extra
-            + (headers or []),
-        }
-    )
+async def send_error(scope, send, error: ApiError) -> None:
+    """Answer `error`: the one way every failure leaves, the envelope (under /scim/v2 the SCIM
+    error body) with the error's headers."""
+    scim = is_scim(scope)
+    body = scim_envelope(error) if scim else envelope(error)
+    headers = [
+        (b"content-type", SCIM_MEDIA_TYPE.encode() if scim else b"application/json"),
+        (b"content-length", str(len(body)).encode()),
+    ]
+    headers += [(name.lower().encode("latin-1"), value.encode("latin-1")) for name, value in error.headers.items()]
+    await send({"type": "http.response.start", "status": error.status, "headers": headers})
     await send({"type": "http.response.body", "body": body})
+
+
+def error_for(exc: Exception, scope, operations: Operations) -> ApiError:
+    """The ApiError a failure is answered with, whichever layer raised it: Kindling's own, the
+    SCIM services' scim2-models errors, Connexion's problems, the router's and Flask's HTTP
+    errors, an unreachable database, an undecodable body; anything else is a 500, logged."""
+    if isinstance(exc, ApiError):
+        return exc
+    if isinstance(exc, SCIMException):
+        # Raised by the SCIM services; their detail repeats no secret.
+        error = with_status(exc.status, exc.detail[:MAX_SCIM_DETAIL])
+        error.code = exc.scim_type or None
+        return error
+    if isinstance(exc, ProblemException):
+        return _problem(exc, scope)
+    if isinstance(exc, HTTPException):
+        return _http_error(exc, scope, operations)
+    if isinstance(exc, (DBAPIError, PoolTimeout)) and _is_outage(exc):
+        log.warning("database unavailable: %s", exc.__class__.__name__)
+        return database_unavailable_error()
+    if isinstance(exc, UnicodeDecodeError):
+        # A body that is not UTF-8 is bad input, whichever layer tried to decode it.
+        return refused([field_error("body", "", "is not valid UTF-8")])
+    log.error("unhandled error", exc_info=exc)
+    return ApiError("Internal server error")
 
 
 def database_unavailable_error() -> ServiceUnavailable:
@@ -136,76 +147,35 @@ def with_status(status: int, message: str, headers: dict | None = None) -> ApiEr
     return error
 
 
-def api_error(_request: ConnexionRequest, exc: ApiError) -> ConnexionResponse:
-    return error_response(exc, _request)
-
-
-def scim_error(_request: ConnexionRequest, exc: SCIMException) -> ConnexionResponse:
-    """scim2-models' errors, raised by the SCIM services; their detail repeats no secret."""
-    error = with_status(exc.status, exc.detail[:MAX_SCIM_DETAIL])
-    error.code = exc.scim_type or None
-    return error_response(error, _request)
-
-
-def problem(_request: ConnexionRequest, exc: ProblemException) -> ConnexionResponse:
-    """Connexion's own validation and security failures, in our envelope."""
-    status = exc.status or 500
+def _problem(exc: ProblemException, scope) -> ApiError:
+    """Connexion's own validation and security failures."""
     if isinstance(exc, BadRequestProblem):
-        return api_error(_request, problem_text.bad_request(exc, scim=is_scim(_request.scope)))
+        return problem_text.bad_request(exc, scim=is_scim(scope))
     if isinstance(exc, UnsupportedMediaTypeProblem):
-        return api_error(_request, problem_text.media_type_refused(exc))
+        return problem_text.media_type_refused(exc)
+    status = exc.status or 500
     message = exc.detail or exc.title or "Request failed"
     if status >= 500:
         log.error("connexion problem %s: %s", status, message)
         message = "Internal server error"
-    return error_response(with_status(status, message, exc.headers), _request)
+    return with_status(status, message, exc.headers)
 
 
-def http_exception_handler(operations: Operations):
-    def http_exception(_request: ConnexionRequest, exc: HTTPException) -> ConnexionResponse:
-        """Routing errors (unknown path, wrong method) and Flask aborts. Connexion routes each
-        operation alone, so Starlette's 405 names one operation's methods: Allow lists the path's."""
-        status = exc.status_code
-        messages = {404: "No such endpoint", 405: "Method not allowed on this endpoint"}
-        message = messages.get(status) or (exc.detail if isinstance(exc.detail, str) else "Request failed")
-        headers = dict(exc.headers or {})
-        if status == 405:
-            headers["Allow"] = ", ".join(sorted(operations.methods_of(_request.scope["path"])))
-        return error_response(with_status(status, message, headers), _request)
-
-    return http_exception
+def _http_error(exc: HTTPException, scope, operations: Operations) -> ApiError:
+    """Routing errors (unknown path, wrong method) and Flask's aborts. Connexion routes each
+    operation alone, so Starlette's 405 names one operation's methods: Allow lists the path's."""
+    status = exc.status_code
+    messages = {404: "No such endpoint", 405: "Method not allowed on this endpoint"}
+    message = messages.get(status) or (exc.detail if isinstance(exc.detail, str) else "Request failed")
+    headers = dict(exc.headers or {})
+    if status == 405:
+        headers["Allow"] = ", ".join(sorted(operations.methods_of(scope["path"])))
+    return with_status(status, message, headers)
 
 
-def database_unavailable(_request: ConnexionRequest, exc: Exception) -> ConnexionResponse:
+def _is_outage(exc: DBAPIError | PoolTimeout) -> bool:
     """A database that cannot be reached is an outage, not a bug."""
-    if isinstance(exc, DBAPIError) and not exc.connection_invalidated and not _is_connect_error(exc):
-        return unhandled(_request, exc)
-    log.warning("database unavailable: %s", exc.__class__.__name__)
-    return error_response(database_unavailable_error(), _request)
-
-
-def _is_connect_error(exc: DBAPIError) -> bool:
+    if not isinstance(exc, DBAPIError) or exc.connection_invalidated:
+        return True
     name = type(exc.orig).__name__ if exc.orig is not None else ""
     return name in ("OperationalError", "InterfaceError") and "locked" not in str(exc.orig)
-
-
-def undecodable(_request: ConnexionRequest, _exc: UnicodeDecodeError) -> ConnexionResponse:
-    """A body that is not UTF-8 is bad input, whichever layer tried to decode it."""
-    return api_error(_request, refused([field_error("body", "", "is not valid UTF-8")]))
-
-
-def unhandled(_request: ConnexionRequest, exc: Exception) -> ConnexionResponse:
-    log.error("unhandled error", exc_info=exc)
-    return error_response(ApiError("Internal server error"), _request)
-
-
-def register(app, operations: Operations) -> None:
-    """Route every kind of failure to the envelope."""
-    app.add_error_handler(ApiError, api_error)
-    app.add_error_handler(SCIMException, scim_error)
-    app.add_error_handler(ProblemException, problem)
-    app.add_error_handler(HTTPException, http_exception_handler(operations))
-    app.add_error_handler(DBAPIError, database_unavailable)
-    app.add_error_handler(PoolTimeout, database_unavailable)
-    app.add_error_handler(UnicodeDecodeError, undecodable)
-    app.add_error_handler(Exception, unhandled)

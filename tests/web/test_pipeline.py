@@ -5,18 +5,17 @@ from __future__ import annotations
 import functools
 
 from connexion.middleware.context import ContextMiddleware
-from connexion.middleware.exceptions import ExceptionMiddleware
 from connexion.middleware.lifespan import LifespanMiddleware
 from connexion.middleware.request_validation import RequestValidationMiddleware
 from connexion.middleware.response_validation import ResponseValidationMiddleware
 from connexion.middleware.routing import RoutingMiddleware
 from connexion.middleware.security import SecurityMiddleware
-from connexion.middleware.server_error import ServerErrorMiddleware
 from connexion.middleware.swagger_ui import SwaggerUIMiddleware
 
 from kindling.web.apidocs import SpecMiddleware
 from kindling.web.authentication import AuthenticationMiddleware
 from kindling.web.authorization import AuthorizationMiddleware
+from kindling.web.edge import EdgeMiddleware
 from kindling.web.ratelimit import OperationLimitMiddleware, RateLimitMiddleware
 from kindling.web.requestguard import RequestGuardMiddleware
 from kindling.web.routeguard import RouteGuardMiddleware
@@ -31,10 +30,9 @@ def test_each_request_is_routed_once_and_passes_the_steps_in_order(app):
     # The caller's limit before anything that may refuse (its headers reach every error), the
     # router once, and everything that needs the operation after it.
     expected = [
-        ServerErrorMiddleware,
+        EdgeMiddleware,
         AuthenticationMiddleware,
         RateLimitMiddleware,
-        ExceptionMiddleware,
         SpecMiddleware,
         SwaggerUIMiddleware,
         RequestGuardMiddleware,
