@@ -1,4 +1,31 @@
-"""The application factory: one place wires the spec, handlers, middleware and stores."""
+"""The application factory: one place wires the spec, handlers, middleware and stores.
+
+Every request passes these steps, in this order (`pipeline` below builds them; the test
+tests/web/test_pipeline.py holds this list and the app to each other):
+
+1. `EdgeMiddleware` (edge.py): answers every failure of the steps below with the one error
+   envelope, and puts the rate-limit headers on every response.
+2. `AuthenticationMiddleware` (authentication.py): the credentials of an /api request, resolved
+   once; first, for the limits are per account for a signed-in caller.
+3. `RateLimitMiddleware` (ratelimit.py): the caller's limit.
+4. `SpecMiddleware` (apidocs.py) and Connexion's `SwaggerUIMiddleware`: the served spec and the
+   Swagger UI, with API docs only.
+5. `RequestGuardMiddleware` (requestguard.py): sizes, Content-Type and text any body may carry.
+6. `RouteGuardMiddleware` (routeguard.py): paths the router would mishandle.
+7. `ScimMiddleware` (scim.py): a /scim/v2 request's SCIM token and its organization's limit;
+   after the guards, so an oversized request is refused before its token is looked up.
+8. Connexion's `RoutingMiddleware`: the one router, which matches the request to its operation.
+9. `OperationLimitMiddleware` (ratelimit.py): the routed operation's `x-rate-limit` class; before
+   the security step, so a 401 counts too.
+10. Connexion's `SecurityMiddleware`: 401 for an operation's missing or refused credential.
+11. `AuthorizationMiddleware` (authorization.py): 403 for a caller the operation's `x-roles` does
+    not name; after the security step, so a caller without a session gets its 401 first.
+12. Connexion's `RequestValidationMiddleware`: the parameters and body against the spec.
+13. Connexion's `ResponseValidationMiddleware`: the response against the spec, where the settings
+    ask for it (the tests).
+14. Connexion's `LifespanMiddleware` and `ContextMiddleware`, then Flask: the handler, between
+    kindling/web/request_hooks.py's hooks and kindling/web/idempotency.py's.
+"""
 
 from __future__ import annotations
 
@@ -99,27 +126,20 @@ def create_app(settings: Settings | None = None) -> connexion.FlaskApp:
 
 
 def pipeline(settings: Settings, state: Runtime, spec: dict, operations: Operations) -> list:
-    """Every request's steps, in order: Connexion's and Kindling's."""
+    """Every request's steps, in the order of this module's docstring."""
     docs = [partial(SpecMiddleware, spec=spec), SwaggerUIMiddleware] if settings.api_docs else []
-    # Without response validation, no request passes through the response validator's router.
     validation = [ResponseValidationMiddleware] if settings.validate_responses else []
     return [
-        # Outermost, it answers every failure and adds the rate-limit headers to every response.
         partial(EdgeMiddleware, operations=operations),
-        # Authentication first: the limits are per account for a signed-in caller.
         partial(AuthenticationMiddleware, session_factory=state.session_factory),
         partial(RateLimitMiddleware, limiter=state.limiter),
-        # Without API docs, no request passes through Swagger UI's router on its way in.
         *docs,
         RequestGuardMiddleware,
         partial(RouteGuardMiddleware, operations=operations),
-        # After the size and route guards, so an oversized request is refused before its token is looked up.
         partial(ScimMiddleware, session_factory=state.session_factory, limiter=state.limiter),
         RoutingMiddleware,
-        # The routed operation's class: after routing, before the security step, so a 401 counts too.
         partial(OperationLimitMiddleware, limiter=state.limiter, operations=operations),
         SecurityMiddleware,
-        # After Connexion's security step, so a caller without a session gets its 401 first.
         partial(AuthorizationMiddleware, operations=operations),
         RequestValidationMiddleware,
         *validation,

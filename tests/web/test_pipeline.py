@@ -1,56 +1,48 @@
-"""The request pipeline is the one the README's "kindling/web/" entry describes, step by step."""
+"""The request pipeline is the one kindling/web/app.py's docstring lists, step by step."""
 
 from __future__ import annotations
 
+import dataclasses
 import functools
+import re
 
-from connexion.middleware.context import ContextMiddleware
-from connexion.middleware.lifespan import LifespanMiddleware
-from connexion.middleware.request_validation import RequestValidationMiddleware
-from connexion.middleware.response_validation import ResponseValidationMiddleware
 from connexion.middleware.routing import RoutingMiddleware
-from connexion.middleware.security import SecurityMiddleware
-from connexion.middleware.swagger_ui import SwaggerUIMiddleware
 
-from kindling.web.apidocs import SpecMiddleware
-from kindling.web.authentication import AuthenticationMiddleware
-from kindling.web.authorization import AuthorizationMiddleware
-from kindling.web.edge import EdgeMiddleware
-from kindling.web.ratelimit import OperationLimitMiddleware, RateLimitMiddleware
-from kindling.web.requestguard import RequestGuardMiddleware
-from kindling.web.routeguard import RouteGuardMiddleware
-from kindling.web.scim import ScimMiddleware
+from kindling.web import app as factory
+from kindling.web.operations import Operations
 
-
-def steps(app) -> list[type]:
-    return [step.func if isinstance(step, functools.partial) else step for step in app.middleware.middlewares]
+# Steps only some settings have.
+OPTIONAL = {
+    "SpecMiddleware": "api_docs",
+    "SwaggerUIMiddleware": "api_docs",
+    "ResponseValidationMiddleware": "validate_responses",
+}
 
 
-def test_each_request_is_routed_once_and_passes_the_steps_in_order(app):
-    # The caller's limit before anything that may refuse (its headers reach every error), the
-    # router once, and everything that needs the operation after it.
-    expected = [
-        EdgeMiddleware,
-        AuthenticationMiddleware,
-        RateLimitMiddleware,
-        SpecMiddleware,
-        SwaggerUIMiddleware,
-        RequestGuardMiddleware,
-        RouteGuardMiddleware,
-        ScimMiddleware,
-        RoutingMiddleware,
-        OperationLimitMiddleware,
-        SecurityMiddleware,
-        AuthorizationMiddleware,
-        RequestValidationMiddleware,
-        ResponseValidationMiddleware,
-        LifespanMiddleware,
-        ContextMiddleware,
-    ]
-    found = steps(app)
-    # Swagger UI and response validation are in the stack only where the settings ask for them.
-    assert [step for step in found if step in expected] == [step for step in expected if step in found]
-    assert found.count(RoutingMiddleware) == 1
-    assert {AuthenticationMiddleware, RateLimitMiddleware, OperationLimitMiddleware, AuthorizationMiddleware} <= set(
-        found
-    )
+def documented() -> list[str]:
+    """The steps the docstring names, in its order: each item's names in backticks, before its
+    colon and outside parentheses."""
+    names = []
+    for item in re.findall(r"^\d+\. ([^:]+):", factory.__doc__, re.MULTILINE):
+        names += re.findall(r"`(\w+Middleware)`", re.sub(r"\([^)]*\)", "", item))
+    return names
+
+
+def names(steps: list) -> list[str]:
+    return [(step.func if isinstance(step, functools.partial) else step).__name__ for step in steps]
+
+
+def test_the_docstring_lists_every_step_of_every_setting_in_order(app, runtime, settings):
+    assert "Flask" in factory.__doc__ and len(documented()) >= 15
+    in_use = names(app.middleware.middlewares)
+    assert in_use == [name for name in documented() if not OPTIONAL.get(name) or getattr(settings, OPTIONAL[name])]
+    spec = factory.load_spec()
+    for api_docs in (True, False):
+        for validate_responses in (True, False):
+            chosen = dataclasses.replace(settings, api_docs=api_docs, validate_responses=validate_responses)
+            expected = [name for name in documented() if not OPTIONAL.get(name) or getattr(chosen, OPTIONAL[name])]
+            assert names(factory.pipeline(chosen, runtime, spec, Operations(spec["paths"]))) == expected
+
+
+def test_each_request_is_routed_once(app):
+    assert [step for step in app.middleware.middlewares if step is RoutingMiddleware] == [RoutingMiddleware]
