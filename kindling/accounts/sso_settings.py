@@ -4,6 +4,7 @@ the domains' proof through DNS is in `sso_domains`."""
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import logging
 from collections.abc import Callable
@@ -29,6 +30,16 @@ METADATA_REFRESH = dt.timedelta(days=1)
 log = logging.getLogger(__name__)
 
 
+@dataclasses.dataclass(frozen=True)
+class SignInRules:
+    """Who signs in through the provider, whichever its protocol: the email domains claimed for it,
+    whether a person it vouches for who has no account is made one, and whether passwords stop."""
+
+    email_domains: list[str]
+    jit_provisioning: bool
+    enforced: bool
+
+
 def get_settings(db: Session, *, organization_id: str) -> tuple[SsoConnection, list[SsoDomain]]:
     """The organization's settings and claimed domains; 404 `sso_not_configured` without them."""
     connection = db.get(SsoConnection, organization_id)
@@ -47,16 +58,11 @@ def save_settings(
     issuer: str,
     client_id: str,
     client_secret: str | None,
-    email_domains: list[str],
-    jit_provisioning: bool,
-    enforced: bool,
+    rules: SignInRules,
 ) -> tuple[SsoConnection, list[SsoDomain]]:
     """Set up or replace the organization's provider, once its discovery document checks out.
     With `enforced`, the password sessions of its members and managers end."""
-    if secret_key is None:
-        raise ServiceUnavailable(
-            "Single sign-on needs the server's SECRET_KEY, which is not set", code="secret_key_missing"
-        )
+    secret_key = _sealing_key(secret_key)
     if client_secret is None and db.get(SsoConnection, organization_id) is None:
         raise invalid("body", "clientSecret", "is required when single sign-on is first set up")
     # Before any lock: the provider may take its 5 seconds.
@@ -88,9 +94,7 @@ def save_settings(
         db,
         connection=connection,
         actor_id=actor_id,
-        email_domains=email_domains,
-        jit_provisioning=jit_provisioning,
-        enforced=enforced,
+        rules=rules,
         data={"protocol": "oidc", "issuer": issuer, "clientId": client_id},
     )
 
@@ -104,18 +108,13 @@ def save_saml_settings(
     policy: DestinationPolicy,
     metadata_xml: str | None,
     metadata_url: str | None,
-    email_domains: list[str],
-    jit_provisioning: bool,
-    enforced: bool,
+    rules: SignInRules,
     email_attribute: str | None,
 ) -> tuple[SsoConnection, list[SsoDomain]]:
     """Set up or replace the organization's SAML identity provider from its metadata (given, or
     read from `metadata_url` through the destination rules). The service provider's key pair is
     made the first time and kept, so the IdP's copy of our metadata stays good."""
-    if secret_key is None:
-        raise ServiceUnavailable(
-            "Single sign-on needs the server's SECRET_KEY, which is not set", code="secret_key_missing"
-        )
+    secret_key = _sealing_key(secret_key)
     if (metadata_xml is None) == (metadata_url is None):
         raise invalid("body", "idpMetadataXml", "give exactly one of idpMetadataXml and idpMetadataUrl")
     if metadata_url is not None:
@@ -151,9 +150,7 @@ def save_saml_settings(
         db,
         connection=connection,
         actor_id=actor_id,
-        email_domains=email_domains,
-        jit_provisioning=jit_provisioning,
-        enforced=enforced,
+        rules=rules,
         data={"protocol": "saml", "issuer": idp.entity_id},
     )
 
@@ -163,35 +160,35 @@ def _finish_save(
     *,
     connection: SsoConnection,
     actor_id: str,
-    email_domains: list[str],
-    jit_provisioning: bool,
-    enforced: bool,
+    rules: SignInRules,
     data: SsoProvider,
 ) -> tuple[SsoConnection, list[SsoDomain]]:
     organization_id = connection.organization_id
-    connection.jit_provisioning = jit_provisioning
-    connection.enforced = enforced
+    connection.jit_provisioning = rules.jit_provisioning
+    connection.enforced = rules.enforced
     connection.updated_at = utcnow()
     db.flush()
-    claims = sso_domains.replace_claims(db, organization_id=organization_id, domains=email_domains)
-    if enforced:
+    claims = sso_domains.replace_claims(db, organization_id=organization_id, domains=rules.email_domains)
+    if rules.enforced:
         accounts.end_password_sessions(db, organization_id=organization_id)
     configured: SsoConfigured = {
         "enabled": True,
         **data,
         "emailDomains": [claim.domain for claim in claims],
-        "jitProvisioning": jit_provisioning,
-        "enforced": enforced,
+        "jitProvisioning": rules.jit_provisioning,
+        "enforced": rules.enforced,
     }
-    evidence.append(
-        db,
-        organization_id=organization_id,
-        type=SSO_CONFIGURED,
-        subject=("organization", organization_id),
-        actor_id=actor_id,
-        data=configured,
-    )
+    _configured(db, organization_id, actor_id, configured)
     return connection, claims
+
+
+def _sealing_key(secret_key: str | None) -> str:
+    """The key the settings' secrets are sealed under (SECRET_KEY): without it nothing is saved, 503."""
+    if secret_key is None:
+        raise ServiceUnavailable(
+            "Single sign-on needs the server's SECRET_KEY, which is not set", code="secret_key_missing"
+        )
+    return secret_key
 
 
 def _sp_key_context(organization_id: str) -> str:
@@ -256,13 +253,18 @@ def delete_settings(db: Session, *, organization_id: str, actor_id: str) -> None
     db.execute(delete(SsoState).where(SsoState.organization_id == organization_id))
     db.delete(connection)
     db.flush()
+    _configured(db, organization_id, actor_id, {"enabled": False})
+
+
+def _configured(db: Session, organization_id: str, actor_id: str, data: SsoConfigured) -> None:
+    """The organization's settings as they now stand, in the evidence log (`sso.configured`)."""
     evidence.append(
         db,
         organization_id=organization_id,
         type=SSO_CONFIGURED,
         subject=("organization", organization_id),
         actor_id=actor_id,
-        data={"enabled": False},
+        data=data,
     )
 
 

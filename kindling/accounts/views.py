@@ -249,6 +249,11 @@ def get_sso(token_info: dict):
 def put_sso(body: dict, token_info: dict):
     caller = access.principal(token_info)
     settings = runtime().settings
+    rules = sso_settings.SignInRules(
+        email_domains=body["emailDomains"],
+        jit_provisioning=body.get("jitProvisioning", False),
+        enforced=body.get("enforced", False),
+    )
     if body.get("protocol", "oidc") == "saml":
         connection, domains = sso_settings.save_saml_settings(
             db(),
@@ -258,9 +263,7 @@ def put_sso(body: dict, token_info: dict):
             policy=DestinationPolicy.from_settings(settings),
             metadata_xml=body.get("idpMetadataXml"),
             metadata_url=body.get("idpMetadataUrl"),
-            email_domains=body["emailDomains"],
-            jit_provisioning=body.get("jitProvisioning", False),
-            enforced=body.get("enforced", False),
+            rules=rules,
             email_attribute=body.get("emailAttribute"),
         )
         return {"data": sso_settings_body(connection, domains)}, 200
@@ -276,9 +279,7 @@ def put_sso(body: dict, token_info: dict):
         issuer=body["issuer"],
         client_id=body["clientId"],
         client_secret=body.get("clientSecret"),
-        email_domains=body["emailDomains"],
-        jit_provisioning=body.get("jitProvisioning", False),
-        enforced=body.get("enforced", False),
+        rules=rules,
     )
     return {"data": sso_settings_body(connection, domains)}, 200
 
