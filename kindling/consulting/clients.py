@@ -28,7 +28,7 @@ from kindling.consulting.models import (
     Invitation,
 )
 from kindling.errors import ApiError, Conflict, NotFound
-from kindling.platform import pagination
+from kindling.platform import free_text, pagination
 from kindling.platform.base import utcnow
 
 INVITATION_LIFETIME = dt.timedelta(days=14)
@@ -126,7 +126,7 @@ def _create_invitation(
     invitation = Invitation(
         consultant=consultant,
         organization=organization,
-        message=(message or "").strip() or None,
+        message=free_text.optional(message),
         created_at=now,
         expires_at=now + INVITATION_LIFETIME,
     )

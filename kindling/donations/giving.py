@@ -34,7 +34,7 @@ from kindling.donations.models import Donation, GivingClaim, GivingProgram, Givi
 from kindling.errors import Conflict, Forbidden, NotFound, invalid
 from kindling.evidence import log as evidence
 from kindling.evidence.chain import timestamp
-from kindling.platform import money, pagination
+from kindling.platform import free_text, money, pagination
 from kindling.platform.access import Principal, canonical_id
 from kindling.platform.base import utcnow
 from kindling.rates import service as rates
@@ -361,7 +361,7 @@ def request_grant(
         hours=hours,
         rate_per_hour=program.rate_per_hour,
         recipient_name=recipient_name.strip(),
-        recipient_registration_number=(recipient_registration_number or "").strip() or None,
+        recipient_registration_number=free_text.optional(recipient_registration_number),
     )
     record(db, request.organization_id, _open(db, request, program, reason, actor_id=caller.user_id, claims=claims))
     return request
@@ -395,7 +395,7 @@ def decide(
     ledger.tally(db, request=request, previous=REQUESTED)
     request.decided_by, request.decided_at, request.updated_at = caller.user_id, now, now
     request.decision_reason = reason
-    request.decision_note = (note or "").strip() or None
+    request.decision_note = free_text.optional(note)
     db.flush()
     data: GivingDecided = {
         "decision": decision,

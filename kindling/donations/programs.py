@@ -13,7 +13,7 @@ from kindling.donations.events import GIVING_PROGRAM_SET, GivingProgramSet
 from kindling.donations.models import GivingProgram
 from kindling.errors import NotFound, field_error, refused
 from kindling.evidence import log as evidence
-from kindling.platform import money, pagination
+from kindling.platform import free_text, money, pagination
 from kindling.platform.access import Principal
 from kindling.platform.base import utcnow
 
@@ -64,7 +64,7 @@ def create_program(
         organization_id=caller.organization_id,
         currency=money.checked(currency),
         name=name.strip(),
-        description=_blank_to_none(description),
+        description=free_text.optional(description),
         kind=kind,
         active=active,
         period_start_month=period_start_month,
@@ -92,7 +92,7 @@ def update_program(db: Session, *, caller: Principal, program_id: str, changes: 
     if "name" in changes:
         changes["name"] = changes["name"].strip()
     if "description" in changes:
-        changes["description"] = _blank_to_none(changes["description"])
+        changes["description"] = free_text.optional(changes["description"])
     for key in ("eligible_roles", "eligible_departments"):
         if key in changes:
             changes[key] = _distinct(changes[key])
@@ -221,7 +221,3 @@ def _record(db: Session, program: GivingProgram, caller: Principal) -> None:
 
 def _distinct(values: list[str] | None) -> list[str] | None:
     return None if values is None else list(dict.fromkeys(value.strip() for value in values))
-
-
-def _blank_to_none(value: str | None) -> str | None:
-    return (value.strip() or None) if value is not None else None

@@ -13,7 +13,7 @@ from kindling.donations.events import DONATION_RECORDED, DONATION_STATUS_SET, Do
 from kindling.donations.models import Donation
 from kindling.errors import NotFound, invalid
 from kindling.evidence import log as evidence
-from kindling.platform import money, pagination
+from kindling.platform import free_text, money, pagination
 from kindling.platform.access import Principal
 from kindling.platform.base import utcnow
 
@@ -57,8 +57,8 @@ def create_donation(
         amount=amount,
         currency=currency,
         recipient_name=recipient_name.strip(),
-        recipient_registration_number=_blank_to_none(recipient_registration_number),
-        note=_blank_to_none(note),
+        recipient_registration_number=free_text.optional(recipient_registration_number),
+        note=free_text.optional(note),
         status="pending",
         created_at=created_at or utcnow(),
     )
@@ -80,10 +80,6 @@ def create_donation(
         data=data,
     )
     return donation
-
-
-def _blank_to_none(value: str | None) -> str | None:
-    return (value.strip() or None) if value is not None else None
 
 
 def _visible(caller: Principal) -> Select[Donation]:

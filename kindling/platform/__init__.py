@@ -1,1 +1,1 @@
-"""Shared plumbing every feature stands on: the database, the declarative base, pagination, periods, the JSON codec, the cache, the circuit breaker, rate-limit storage, health checks, who is calling, money, date ranges and export files."""
+"""Shared plumbing every feature stands on: the database, the declarative base, pagination, periods, the JSON codec, the cache, the circuit breaker, rate-limit storage, health checks, who is calling, money, date ranges, optional free text and export files."""

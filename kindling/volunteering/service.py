@@ -14,7 +14,7 @@ from sqlalchemy.orm import Session
 from kindling.consulting import milestones
 from kindling.errors import Conflict, Forbidden, NotFound, invalid
 from kindling.evidence import log as evidence
-from kindling.platform import pagination
+from kindling.platform import free_text, pagination
 from kindling.platform.access import Principal
 from kindling.platform.base import utcnow
 from kindling.volunteering import check_in_codes
@@ -95,7 +95,7 @@ def create_opportunity(
         organization_id=organization_id,
         created_by=created_by,
         title=title.strip(),
-        description=(description.strip() or None) if description is not None else None,
+        description=free_text.optional(description),
         starts_at=starts_at,
         ends_at=ends_at,
         latitude=latitude,

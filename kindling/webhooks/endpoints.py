@@ -12,7 +12,7 @@ from sqlalchemy.orm import Session as DbSession
 from kindling.errors import Conflict, NotFound, invalid
 from kindling.outbox import EVENT_TYPES
 from kindling.outbox.models import WebhookDelivery, WebhookEndpoint, WebhookEvent
-from kindling.platform import pagination
+from kindling.platform import free_text, pagination
 from kindling.platform.base import utcnow
 from kindling.platform.destinations import DestinationPolicy, RefusedDestination, check_url
 
@@ -49,7 +49,7 @@ def create_endpoint(
         consultant_id=consultant_id,
         url=url,
         events=_ordered(events),
-        description=_clean(description),
+        description=free_text.optional(description),
         secret=new_secret(),
         created_at=now,
         updated_at=now,
@@ -90,7 +90,7 @@ def update_endpoint(
     if "events" in changes:
         endpoint.events = _ordered(changes["events"])
     if "description" in changes:
-        endpoint.description = _clean(changes["description"])
+        endpoint.description = free_text.optional(changes["description"])
     if changes.get("enabled") is True and not endpoint.enabled:
         endpoint.enabled, endpoint.disabled_at, endpoint.failing_since = True, None, None
     elif changes.get("enabled") is False and endpoint.enabled:
@@ -165,7 +165,3 @@ def _check_destination(url: str, policy: DestinationPolicy) -> None:
 def _ordered(events: list[str]) -> list[str]:
     wanted = set(events)
     return [event for event in EVENT_TYPES if event in wanted]
-
-
-def _clean(description: str | None) -> str | None:
-    return (description or "").strip() or None

@@ -33,7 +33,7 @@ from vaderSentiment.vaderSentiment import SentimentIntensityAnalyzer
 
 from kindling.errors import Forbidden, NotFound
 from kindling.evidence import log as evidence
-from kindling.platform import pagination, periods
+from kindling.platform import free_text, pagination, periods
 from kindling.platform.access import Principal
 from kindling.platform.base import utcnow
 from kindling.platform.periods import Window, week_of
@@ -123,7 +123,7 @@ def create_response(
     """Record the caller's survey response with the sentiment of its comment, in the week it
     is given in (`now`, default the present). It publishes nothing: weeks are published after
     they end (publish_closed_weeks)."""
-    comment = (comment.strip() or None) if comment is not None else None
+    comment = free_text.optional(comment)
     sentiment = sentiment_of(comment)
     at = now or periods.utcnow()
     week = _locked_week(db, organization_id=caller.member_of, week_start=week_of(at))
