@@ -78,5 +78,5 @@ def test_enforcing_sso_ends_password_sessions_everywhere_within_two_seconds(serv
     answers = answers_around(servers, tokens, enforce)
     assert_refused_within_bound(answers[member.token], asked=10)
     for kind in ("token", "sso session", "admin's password session"):
-        kept = [status for _after, status in answers[credentials[kind]]]
+        kept = [answer.status for answer in answers[credentials[kind]]]
         assert kept and set(kept) == {200}, (kind, kept)
