@@ -49,19 +49,21 @@ def checked_report(
 ) -> tuple[Report, dict]:
     """The report and the evidence head it was computed at, checkpointed, refused while the log
     is broken, the records contradict it or it does not extend its last checkpoint (docs/evidence.md)."""
-    head, _ = _checkpointed_head(db, signer, organization_id=organization_id, now=None)
+    head, _, _ = _checkpointed_head(db, signer, organization_id=organization_id, now=None)
     return build_report(db, organization_id=organization_id, framework_id=framework_id, period=period), head
 
 
 def _checkpointed_head(
     db: Session, signer: Signer, *, organization_id: str, now: dt.datetime | None
-) -> tuple[dict, EvidenceCheckpoint]:
-    """The head a report is computed at, and its checkpoint. The wellbeing weeks that ended and
-    are due are published first, so that the figures the report shows rest on events its head covers."""
-    wellbeing.publish_closed_weeks(
+) -> tuple[dict, EvidenceCheckpoint, bool]:
+    """The head a report is computed at, its checkpoint, and whether the checkpoint covers only
+    committed events. The wellbeing weeks that ended and are due are published first, so that the
+    figures the report shows rest on events its head covers; their events are the request's own."""
+    published = wellbeing.publish_closed_weeks(
         db, before=periods.week_of(now or periods.utcnow()), organization_ids=[organization_id]
     )
-    return evidence.checkpointed_head(db, signer, organization_id=organization_id)
+    head, made = evidence.checkpointed_head(db, signer, organization_id=organization_id)
+    return head, made, published == 0
 
 
 def report_document(report: Report) -> dict:
@@ -111,9 +113,13 @@ def export_report(
     """The report as a CSV, JSON or PDF file, stating the evidence head it was computed at and
     signed over that head and its exact bytes (docs/evidence.md); refused while the log is
     broken or the records contradict it."""
-    head, made = _checkpointed_head(db, signer, organization_id=organization_id, now=now)
-    # Whether the witnesses' quorum cosigned the checkpoint of that head, waited for at most 5 s.
-    witnessed = witnessing.cosign_now(db, made, policy or DestinationPolicy())
+    head, made, committed = _checkpointed_head(db, signer, organization_id=organization_id, now=now)
+    # Whether the witnesses' quorum cosigned the checkpoint of that head, waited for at most 5 s. A
+    # checkpoint over the weeks this request published goes to the witnesses from the worker, once
+    # committed: were this export then to fail, a witness would hold a tree Kindling never kept.
+    witnessed = (
+        witnessing.cosign_now(db, made, policy or DestinationPolicy()) if committed else witnessing.witnessed(db, made)
+    )
     report = build_report(db, organization_id=organization_id, framework_id=framework_id, period=period, now=now)
     window = report.window
     name = (

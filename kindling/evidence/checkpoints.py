@@ -88,7 +88,7 @@ def record(
     it does not extend the last checkpoint, or the node table disagrees with the events.
     `rebuilt` is that tree when the caller rebuilt it already (verification does), with the
     roots at every checkpoint's size. Refused too while a witness reports a fork."""
-    _refuse_witnessed_fork(db, organization_id)
+    refuse_witnessed_fork(db, organization_id)
     last = latest(db, organization_id)
     if last is not None and (last.seq, last.hash) == (head["seq"], head["hash"]) and last.note:
         return last
@@ -125,7 +125,7 @@ def record(
     return checkpoint
 
 
-def _refuse_witnessed_fork(db: Session, organization_id: str) -> None:
+def refuse_witnessed_fork(db: Session, organization_id: str) -> None:
     """409 `evidence_inconsistent` while a witness reports that it cosigned a log this one does
     not extend: signing resumes only once an admin removes that witness (docs/evidence.md)."""
     witness = witnesses.forked(db, organization_id=organization_id)

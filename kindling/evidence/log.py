@@ -284,15 +284,17 @@ def _verify(db: Session, organization_id: str) -> tuple[dict, tree.Recomputed]:
         ),
         None,
     )
+    witness_fork = witnesses.forked(db, organization_id=organization_id)
     result = {
         "intact": first_broken is None,
         "consistent": found.count == 0,
-        "checkpointsConsistent": forked is None,
+        "checkpointsConsistent": forked is None and witness_fork is None,
         "events": count,
         "head": current,
         "tree": {"size": rebuilt.size, "rootHash": base64.b64encode(rebuilt.root).decode()},
         "firstBrokenSeq": first_broken,
         "firstInconsistentCheckpoint": checkpoints.inconsistent(forked) if forked else None,
+        "witnessFork": witnesses.fork_document(witness_fork) if witness_fork else None,
         "mismatches": found.mismatches,
         "mismatchCount": found.count,
     }
@@ -360,6 +362,7 @@ def require_consistent(db: Session, *, organization_id: str) -> dict:
 
 
 def _require_consistent(db: Session, organization_id: str) -> tuple[dict, tree.Recomputed]:
+    checkpoints.refuse_witnessed_fork(db, organization_id)
     result, rebuilt = _verify(db, organization_id)
     if not (result["intact"] and result["consistent"] and result["checkpointsConsistent"]):
         raise Conflict(

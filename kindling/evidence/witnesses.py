@@ -133,6 +133,17 @@ def cosignatures_of(db: Session, checkpoint_ids: list[str]) -> dict[str, list[Ev
     return found
 
 
+def fork_document(witness: EvidenceWitness) -> dict:
+    """A witness's report of a fork, as verification shows it."""
+    assert witness.fork_detected_at is not None, "only a witness that reported a fork"
+    return {
+        "witnessId": witness.id,
+        "name": witness.name,
+        "size": witness.size,
+        "detectedAt": timestamp(witness.fork_detected_at),
+    }
+
+
 def forked(db: Session, *, organization_id: str) -> EvidenceWitness | None:
     """A witness that refused a checkpoint inconsistent with what it cosigned, if one did."""
     return db.scalar(

@@ -218,7 +218,11 @@ def cosign_now(
     db: Session, checkpoint: EvidenceCheckpoint, policy: DestinationPolicy, *, wait: float = QUORUM_WAIT_SECONDS
 ) -> bool:
     """Ask every witness to cosign a checkpoint being exported, waiting at most `wait` seconds, and
-    keep what they answer; whether the checkpoint is witnessed (cosigned by the quorum)."""
+    keep what they answer; whether the checkpoint is witnessed (cosigned by the quorum). 409
+    `evidence_inconsistent` when a witness answers that it cosigned another log.
+
+    The checkpoint must cover only committed events: a witness keeps what it cosigned even when
+    the caller's transaction is then rolled back."""
     organization_id = checkpoint.organization_id
     found = targets(db, organization_id, checkpoint)
     if found and checkpoint.note:
@@ -238,6 +242,10 @@ def cosign_now(
             waiting[0] = False
         record(db, checkpoint, outcomes)
         log.info("witnesses answered %d of %d in %.2f s", len(outcomes), len(found), time.monotonic() - started)
+        if any(outcome.fork for outcome in outcomes):
+            # The export signs nothing. Its transaction is rolled back with the alarm: the worker's
+            # next round meets the same refusal and raises the alarm in a transaction of its own.
+            checkpoints.refuse_witnessed_fork(db, organization_id)
     return witnessed(db, checkpoint)
 
 

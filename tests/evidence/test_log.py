@@ -225,6 +225,7 @@ def test_the_chain_links_every_event_to_the_one_before(client, logged):
         "tree": {"size": 7, "rootHash": rfc9162.b64(rfc9162.mth(rfc9162.event_leaves(events)))},
         "firstBrokenSeq": None,
         "firstInconsistentCheckpoint": None,
+        "witnessFork": None,
         "mismatches": [],
         "mismatchCount": 0,
     }
@@ -242,6 +243,7 @@ def test_an_organization_without_events_verifies_empty(db):
         "tree": {"size": 0, "rootHash": rfc9162.b64(hashlib.sha256(b"").digest())},
         "firstBrokenSeq": None,
         "firstInconsistentCheckpoint": None,
+        "witnessFork": None,
         "mismatches": [],
         "mismatchCount": 0,
     }

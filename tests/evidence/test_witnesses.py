@@ -15,6 +15,7 @@ import pytest
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from sqlalchemy import select
 
+from kindling.compliance import exports
 from kindling.evidence import checkpoints, cosignatures, notes, witness_server, witnessing
 from kindling.evidence.chain import signed_bytes
 from kindling.evidence.keys import Signer
@@ -22,6 +23,7 @@ from kindling.evidence.models import EvidenceWitness
 from kindling.evidence.signing import signer_for
 from kindling.outbox.models import WebhookEvent
 from kindling.platform.destinations import DestinationPolicy
+from kindling.wellbeing import service as wellbeing
 from tests.helpers.evidence import export, verify_offline_with_key
 
 LOOPBACK = DestinationPolicy(allow_private=True)
@@ -205,23 +207,68 @@ def test_a_witness_that_saw_another_log_raises_the_fork_alarm_and_stops_signing(
     size = client.get("/api/evidence/verify", headers=logged.headers).json()["head"]["seq"]
     witness.witness.add_checkpoint(f"old 0\n\n{_sign_other_log(runtime, origin, size + ahead)}".encode())
 
+    # The export that meets the fork signs nothing; its transaction, the alarm with it, is rolled back.
     refused = client.post("/api/evidence/export", json={}, headers=logged.headers)
-    assert refused.status_code == 200 and refused.json()["checkpoint"]["witnessed"] is False
+    assert refused.status_code == 409 and refused.json()["code"] == "evidence_inconsistent"
+    assert refused.json()["details"]["witness"] == {"id": added["id"], "name": "Auditor", "size": size + ahead}
+    assert fork_events(db) == []
+    # The worker's round meets the same refusal and raises the alarm.
+    assert checkpoints.record_due(db, signer_for(runtime.settings)) == 1
+    assert witnessing.submit_due(runtime.session_factory, LOOPBACK) == 0
     [alarm] = fork_events(db)
     assert alarm["witness"] == {"id": added["id"], "name": "Auditor", "size": size + ahead}
     assert alarm["checkpoint"]["treeSize"] == size
     listed = client.get("/api/evidence/witnesses", headers=logged.headers).json()["data"]
     assert listed[0]["forkDetectedAt"] is not None
+    verified = client.get("/api/evidence/verify", headers=logged.headers).json()
+    assert verified["checkpointsConsistent"] is False and verified["firstInconsistentCheckpoint"] is None
+    assert verified["witnessFork"] == {
+        "witnessId": added["id"],
+        "name": "Auditor",
+        "size": size + ahead,
+        "detectedAt": listed[0]["forkDetectedAt"],
+    }
 
-    # Kindling signs nothing more of the log: no export, no checkpoint.
+    # Kindling signs nothing more of the log: no export, no report, no checkpoint.
     blocked = client.post("/api/evidence/export", json={}, headers=logged.headers)
     assert blocked.status_code == 409 and blocked.json()["code"] == "evidence_inconsistent"
     assert blocked.json()["details"]["witness"]["id"] == added["id"]
+    report = {"framework": "gri", "format": "json", "period": "month"}
+    assert client.post("/api/compliance/export", json=report, headers=logged.headers).status_code == 409
     make.activity.act(logged)
     assert checkpoints.record_due(db, signer_for(runtime.settings)) == 0
     # Removing the witness is the admin's decision that resumes signing.
     client.delete(f"/api/evidence/witnesses/{added['id']}", headers=logged.headers)
     assert client.post("/api/evidence/export", json={}, headers=logged.headers).status_code == 200
+    verified = client.get("/api/evidence/verify", headers=logged.headers).json()
+    assert verified["checkpointsConsistent"] is True and verified["witnessFork"] is None
+
+
+def test_a_compliance_export_that_fails_after_publishing_leaves_no_witness_a_false_fork(
+    client, db, logged, make, runtime, start_witness, loopback, monkeypatch
+):
+    """The wellbeing week a compliance export publishes is its own until it commits: an export that
+    then fails must not have shown a witness a tree its rollback undid."""
+    witness = start_witness("witness.test/w1")
+    add(client, logged, witness)
+    export(client, logged)
+    for _ in range(wellbeing.MINIMUM_GROUP_SIZE):
+        make.activity.response(make.member(logged), days_ago=8)
+    body = {"framework": "gri", "format": "json", "period": "month"}
+
+    def fail(*_args, **_kwargs):
+        raise RuntimeError("the report failed after its checkpoint")
+
+    with monkeypatch.context() as patched:
+        patched.setattr(exports, "build_report", fail)
+        assert client.post("/api/compliance/export", json=body, headers=logged.headers).status_code == 500
+    # The week is published again, with events of other hashes, and this time committed.
+    exported = client.post("/api/compliance/export", json=body, headers=logged.headers)
+    assert exported.status_code == 200, exported.text
+    assert exported.json()["data"]["evidenceWitnessed"] is False
+    assert witnessing.submit_due(runtime.session_factory, LOOPBACK) == 1
+    assert fork_events(db) == []
+    assert client.post("/api/compliance/export", json=body, headers=logged.headers).json()["data"]["evidenceWitnessed"]
 
 
 def test_the_worker_submits_each_new_checkpoint(client, db, logged, make, runtime, start_witness, loopback):
