@@ -15,10 +15,10 @@ from kindling.accounts.sessions import COOKIE_NAME
 from kindling.errors import BadRequest, Forbidden, NotFound
 from kindling.platform import access
 from kindling.platform.destinations import DestinationPolicy
-from kindling.platform.request import db, runtime
+from kindling.platform.request import Reply, db, runtime
 
 
-def sign_up(body: dict):
+def sign_up(body: dict) -> Reply:
     user = accounts.sign_up(
         db(),
         email=body["email"],
@@ -34,12 +34,12 @@ def sign_up(body: dict):
     return _signed_in(user, return_token=body["returnToken"], status=201)
 
 
-def sign_in(body: dict):
+def sign_in(body: dict) -> Reply:
     user = accounts.sign_in(db(), runtime().limiter, email=body["email"], password=body["password"])
     return _signed_in(user, return_token=body["returnToken"], status=200)
 
 
-def sign_out(token_info: dict):
+def sign_out(token_info: dict) -> Reply:
     caller = access.principal(token_info)
     accounts.sign_out(db(), session_id=caller.session_id, token_id=caller.token_id, user_id=caller.user_id)
     response = flask.make_response({"success": True}, 200)
@@ -47,7 +47,7 @@ def sign_out(token_info: dict):
     return response
 
 
-def get_session(token_info: dict):
+def get_session(token_info: dict) -> Reply:
     caller = access.principal(token_info)
     expires_at = accounts.credential_expiry(db(), session_id=caller.session_id, token_id=caller.token_id)
     data = {"user": user_body(accounts.get_user(db(), caller.user_id)), "session": {"expiresAt": expires_at}}
@@ -77,7 +77,7 @@ def organization_body(organization: Organization, *, with_join_code: bool) -> di
     return body
 
 
-def _signed_in(user: User, *, return_token: bool, status: int):
+def _signed_in(user: User, *, return_token: bool, status: int) -> flask.Response:
     token, session = accounts.start_session(db(), user)
     session_body: dict[str, object] = {"expiresAt": session.expires_at}
     if return_token:
@@ -99,7 +99,7 @@ def set_session_cookie(response: flask.Response, token: str, session: Session) -
     )
 
 
-def create_token(body: dict, token_info: dict):
+def create_token(body: dict, token_info: dict) -> Reply:
     caller = access.principal(token_info)
     value, token = api_tokens.create_token(
         db(),
@@ -111,7 +111,7 @@ def create_token(body: dict, token_info: dict):
     return {"data": {**token_body(token), "token": value}}, 201
 
 
-def list_tokens(token_info: dict):
+def list_tokens(token_info: dict) -> Reply:
     return {
         "data": [
             token_body(token) for token in api_tokens.list_tokens(db(), user_id=access.principal(token_info).user_id)
@@ -119,7 +119,7 @@ def list_tokens(token_info: dict):
     }, 200
 
 
-def revoke_token(id_: str, token_info: dict):
+def revoke_token(id_: str, token_info: dict) -> Reply:
     api_tokens.revoke_token(db(), user_id=access.principal(token_info).user_id, token_id=id_)
     return NoContent, 204
 
@@ -144,13 +144,13 @@ def _group_body(group: DirectoryGroup, member_count: int) -> dict:
     }
 
 
-def list_groups(token_info: dict, limit: int, cursor: str | None = None):
+def list_groups(token_info: dict, limit: int, cursor: str | None = None) -> Reply:
     caller = access.principal(token_info)
     found, next_cursor = groups.list_for_admin(db(), organization_id=caller.member_of, limit=limit, cursor=cursor)
     return {"data": [_group_body(group, count) for group, count in found], "nextCursor": next_cursor}, 200
 
 
-def update_group(token_info: dict, group_id: str, body: dict):
+def update_group(token_info: dict, group_id: str, body: dict) -> Reply:
     caller = access.principal(token_info)
     group, count = groups.set_role(
         db(), organization_id=caller.member_of, group_id=group_id, role=body["role"], actor_id=caller.user_id
@@ -158,7 +158,7 @@ def update_group(token_info: dict, group_id: str, body: dict):
     return {"data": _group_body(group, count)}, 200
 
 
-def receive_identity_event():
+def receive_identity_event() -> Reply:
     outcome = identity_webhooks.receive_identity_event(
         db(),
         payload=flask.request.get_data(),
@@ -180,7 +180,7 @@ def member_body(user: User, groups: list[dict]) -> dict:
     }
 
 
-def list_members(token_info: dict, limit: int, cursor: str | None = None):
+def list_members(token_info: dict, limit: int, cursor: str | None = None) -> Reply:
     caller = access.principal(token_info)
     session = db()
     people, next_cursor = members.list_members(session, organization_id=caller.member_of, limit=limit, cursor=cursor)
@@ -188,7 +188,7 @@ def list_members(token_info: dict, limit: int, cursor: str | None = None):
     return {"data": [member_body(user, groups[user.id]) for user in people], "nextCursor": next_cursor}, 200
 
 
-def update_member(token_info: dict, user_id: str, body: dict):
+def update_member(token_info: dict, user_id: str, body: dict) -> Reply:
     caller = access.principal(token_info)
     session = db()
     user = members.update_member(
@@ -197,18 +197,18 @@ def update_member(token_info: dict, user_id: str, body: dict):
     return {"data": member_body(user, members.groups_of(session, [user.id])[user.id])}, 200
 
 
-def remove_member(token_info: dict, user_id: str):
+def remove_member(token_info: dict, user_id: str) -> Reply:
     caller = access.principal(token_info)
     members.remove_member(db(), organization_id=caller.member_of, user_id=user_id, actor_id=caller.user_id)
     return NoContent, 204
 
 
-def get_organization(token_info: dict):
+def get_organization(token_info: dict) -> Reply:
     caller = access.principal(token_info)
     return {"data": organization_settings_body(accounts.get_organization(db(), caller.member_of))}, 200
 
 
-def update_organization(body: dict, token_info: dict):
+def update_organization(body: dict, token_info: dict) -> Reply:
     caller = access.principal(token_info)
     organization = accounts.update_organization(
         db(),
@@ -229,7 +229,7 @@ def organization_settings_body(organization: Organization) -> dict:
     }
 
 
-def set_join_code(body: dict, token_info: dict):
+def set_join_code(body: dict, token_info: dict) -> Reply:
     caller = access.principal(token_info)
     organization = accounts.set_join_code(
         db(), organization_id=caller.member_of, enabled=body.get("enabled"), rotate=body.get("rotate", False)
@@ -240,13 +240,13 @@ def set_join_code(body: dict, token_info: dict):
 CALLBACK_PATH = "/api/auth/sso/callback"
 
 
-def get_sso(token_info: dict):
+def get_sso(token_info: dict) -> Reply:
     caller = access.principal(token_info)
     connection, domains = sso_settings.get_settings(db(), organization_id=caller.member_of)
     return {"data": sso_settings_body(connection, domains)}, 200
 
 
-def put_sso(body: dict, token_info: dict):
+def put_sso(body: dict, token_info: dict) -> Reply:
     caller = access.principal(token_info)
     settings = runtime().settings
     rules = sso_settings.SignInRules(
@@ -284,7 +284,7 @@ def put_sso(body: dict, token_info: dict):
     return {"data": sso_settings_body(connection, domains)}, 200
 
 
-def verify_sso_domain(domain: str, token_info: dict):
+def verify_sso_domain(domain: str, token_info: dict) -> Reply:
     caller = access.principal(token_info)
     settings = runtime().settings
     claim = sso_domains.verify(
@@ -298,13 +298,13 @@ def verify_sso_domain(domain: str, token_info: dict):
     return {"data": domain_body(claim)}, 200
 
 
-def delete_sso(token_info: dict):
+def delete_sso(token_info: dict) -> Reply:
     caller = access.principal(token_info)
     sso_settings.delete_settings(db(), organization_id=caller.member_of, actor_id=caller.user_id)
     return NoContent, 204
 
 
-def start_sso(email: str | None = None, organization: str | None = None, return_to: str = "/"):
+def start_sso(email: str | None = None, organization: str | None = None, return_to: str = "/") -> Reply:
     url = sso_sign_in.start(
         db(),
         email=email,
@@ -317,7 +317,7 @@ def start_sso(email: str | None = None, organization: str | None = None, return_
     return NoContent, 302, {"Location": url}
 
 
-def sso_callback(state: str, code: str | None = None, error: str | None = None):
+def sso_callback(state: str, code: str | None = None, error: str | None = None) -> Reply:
     # The state is spent in a transaction of its own, committed whatever happens next: it is never good twice.
     with runtime().session_factory() as own, own.begin():
         pending = sso_sign_in.consume_state(own, state=state)
@@ -339,7 +339,7 @@ def sso_callback(state: str, code: str | None = None, error: str | None = None):
     return response
 
 
-def saml_metadata(organization_slug: str):
+def saml_metadata(organization_slug: str) -> Reply:
     organization = db().scalar(select(Organization).where(Organization.slug == organization_slug))
     connection = db().get(SsoConnection, organization.id) if organization is not None else None
     if organization is None or connection is None or connection.protocol != "saml":
@@ -350,7 +350,7 @@ def saml_metadata(organization_slug: str):
     return flask.Response(saml_sp.sp_metadata(sp), status=200, mimetype="application/samlmetadata+xml")
 
 
-def saml_acs(body: dict):
+def saml_acs(body: dict) -> Reply:
     saml_response, relay_state = body.get("SAMLResponse") or "", body.get("RelayState") or ""
     try:
         request_id = saml_sp.in_response_to(saml_response)

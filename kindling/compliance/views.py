@@ -8,10 +8,10 @@ from kindling.compliance import exports, portfolio
 from kindling.evidence.signing import signer_for
 from kindling.platform import access
 from kindling.platform.destinations import DestinationPolicy
-from kindling.platform.request import db, runtime
+from kindling.platform.request import Reply, db, runtime
 
 
-def get_report(framework: str, token_info: dict, period: str):
+def get_report(framework: str, token_info: dict, period: str) -> Reply:
     caller = access.principal(token_info)
     report, _ = exports.checked_report(
         db(), signer_for(runtime().settings), organization_id=caller.member_of, framework_id=framework, period=period
@@ -19,7 +19,7 @@ def get_report(framework: str, token_info: dict, period: str):
     return {"data": exports.report_document(report)}, 200
 
 
-def export_report(body: dict, token_info: dict):
+def export_report(body: dict, token_info: dict) -> Reply:
     caller = access.principal(token_info)
     exported = exports.export_report(
         db(),
@@ -33,7 +33,7 @@ def export_report(body: dict, token_info: dict):
     return flask.Response(exported.content, status=200, headers=exported.headers)
 
 
-def export_portfolio(token_info: dict, format_: str, period: str, currency: str | None = None):
+def export_portfolio(token_info: dict, format_: str, period: str, currency: str | None = None) -> Reply:
     caller = access.principal(token_info)
     report = portfolio.build_portfolio(db(), consultant_id=caller.user_id, period=period, currency=currency)
     if format_ == "csv":

@@ -14,10 +14,10 @@ from kindling.evidence import witnesses
 from kindling.platform import access
 from kindling.platform.base import utcnow
 from kindling.platform.destinations import DestinationPolicy
-from kindling.platform.request import UPLOAD_LIMIT, db, runtime
+from kindling.platform.request import UPLOAD_LIMIT, Reply, db, runtime
 
 
-def invite_clients(token_info: dict, file: FileStorage | None = None):
+def invite_clients(token_info: dict, file: FileStorage | None = None) -> Reply:
     caller = access.principal(token_info)
     if file is None:
         # Connexion's validation accepts a plain form field named `file`; Flask does not see it as a file.
@@ -53,12 +53,12 @@ def _result_body(result: bulk.RowResult) -> dict:
     }
 
 
-def list_clients(token_info: dict):
+def list_clients(token_info: dict) -> Reply:
     caller = access.principal(token_info)
     return {"data": [relationship_body(r) for r in clients.list_clients(db(), consultant_id=caller.user_id)]}, 200
 
 
-def end_client(organization_id: str, token_info: dict):
+def end_client(organization_id: str, token_info: dict) -> Reply:
     caller = access.principal(token_info)
     relationship = clients.end_relationship(
         db(), consultant_id=caller.user_id, organization_id=organization_id, ended_by="consultant"
@@ -66,7 +66,7 @@ def end_client(organization_id: str, token_info: dict):
     return {"success": True, "data": relationship_body(relationship)}, 200
 
 
-def add_client_witness(organization_id: str, body: dict, token_info: dict):
+def add_client_witness(organization_id: str, body: dict, token_info: dict) -> Reply:
     caller = access.principal(token_info)
     _require_client(caller.user_id, organization_id)
     witness = witnesses.add_witness(
@@ -81,7 +81,7 @@ def add_client_witness(organization_id: str, body: dict, token_info: dict):
     return {"data": witnesses.document(witness)}, 201
 
 
-def list_client_witnesses(organization_id: str, token_info: dict):
+def list_client_witnesses(organization_id: str, token_info: dict) -> Reply:
     caller = access.principal(token_info)
     _require_client(caller.user_id, organization_id)
     found = witnesses.list_witnesses(db(), organization_id=organization_id, consultant_id=caller.user_id)
@@ -93,13 +93,13 @@ def _require_client(consultant_id: str, organization_id: str) -> None:
         raise NotFound("No active relationship with that organization")
 
 
-def list_consultants(token_info: dict):
+def list_consultants(token_info: dict) -> Reply:
     caller = access.principal(token_info)
     relationships = clients.list_consultants(db(), organization_id=caller.member_of)
     return {"data": [relationship_body(r) for r in relationships]}, 200
 
 
-def end_consultant(consultant_id: str, token_info: dict):
+def end_consultant(consultant_id: str, token_info: dict) -> Reply:
     caller = access.principal(token_info)
     relationship = clients.end_relationship(
         db(), consultant_id=consultant_id, organization_id=caller.member_of, ended_by="organization"
@@ -125,14 +125,14 @@ def consultant_body(consultant: User) -> dict:
     return {"id": consultant.id, "name": consultant.name, "firmName": consultant.firm_name}
 
 
-def list_invitations(token_info: dict, limit: int, status: str | None = None, cursor: str | None = None):
+def list_invitations(token_info: dict, limit: int, status: str | None = None, cursor: str | None = None) -> Reply:
     caller = access.principal(token_info)
     owner = {"consultant_id": caller.user_id} if caller.is_consultant else {"organization_id": caller.organization_id}
     invitations, next_cursor = clients.list_invitations(db(), **owner, status=status, limit=limit, cursor=cursor)
     return {"data": [invitation_body(i) for i in invitations], "nextCursor": next_cursor}, 200
 
 
-def send_invitation(body: dict, token_info: dict):
+def send_invitation(body: dict, token_info: dict) -> Reply:
     caller = access.principal(token_info)
     invitation = clients.send_invitation(
         db(), consultant_id=caller.user_id, organization_id=body["organizationId"], message=body.get("message")
@@ -140,19 +140,19 @@ def send_invitation(body: dict, token_info: dict):
     return {"success": True, "data": invitation_body(invitation)}, 200
 
 
-def accept_invitation(body: dict, token_info: dict):
+def accept_invitation(body: dict, token_info: dict) -> Reply:
     caller = access.principal(token_info)
     relationship = clients.accept_invitation(db(), organization_id=caller.member_of, invitation_id=body["invitationId"])
     return {"success": True, "data": relationship_body(relationship)}, 200
 
 
-def decline_invitation(body: dict, token_info: dict):
+def decline_invitation(body: dict, token_info: dict) -> Reply:
     caller = access.principal(token_info)
     invitation = clients.decline_invitation(db(), organization_id=caller.member_of, invitation_id=body["invitationId"])
     return {"success": True, "data": invitation_body(invitation)}, 200
 
 
-def cancel_invitation(body: dict, token_info: dict):
+def cancel_invitation(body: dict, token_info: dict) -> Reply:
     caller = access.principal(token_info)
     invitation = clients.cancel_invitation(db(), consultant_id=caller.user_id, invitation_id=body["invitationId"])
     return {"success": True, "data": invitation_body(invitation)}, 200
@@ -173,7 +173,7 @@ def invitation_body(invitation: Invitation) -> dict:
     }
 
 
-def search_organizations(q: str, token_info: dict):
+def search_organizations(q: str, token_info: dict) -> Reply:
     access.principal(token_info)
     query, found = organizations.search(db(), query=q)
     return {"organizations": [organization_body(o, with_join_code=False) for o in found], "query": query}, 200

@@ -8,17 +8,17 @@ from kindling.donations import giving, payment_webhooks, programs, summary
 from kindling.donations import service as donations
 from kindling.donations.models import Donation, GivingProgram, GivingRequest
 from kindling.platform import access
-from kindling.platform.request import db, runtime
+from kindling.platform.request import Reply, db, runtime
 
 
-def list_donations(token_info: dict, limit: int, cursor: str | None = None, status: str | None = None):
+def list_donations(token_info: dict, limit: int, cursor: str | None = None, status: str | None = None) -> Reply:
     rows, next_cursor = donations.list_donations(
         db(), caller=access.principal(token_info), limit=limit, cursor=cursor, status=status
     )
     return {"data": [donation_body(d) for d in rows], "nextCursor": next_cursor}, 200
 
 
-def create_donation(token_info: dict, body: dict):
+def create_donation(token_info: dict, body: dict) -> Reply:
     recipient = body["recipient"]
     donation = donations.create_donation(
         db(),
@@ -32,7 +32,7 @@ def create_donation(token_info: dict, body: dict):
     return {"data": donation_body(donation)}, 201
 
 
-def get_donation(token_info: dict, id_: str):
+def get_donation(token_info: dict, id_: str) -> Reply:
     donation = donations.get_donation(db(), caller=access.principal(token_info), donation_id=id_)
     return {"data": donation_body(donation)}, 200
 
@@ -77,7 +77,7 @@ PROGRAM_FIELDS = {
 }
 
 
-def create_program(token_info: dict, body: dict):
+def create_program(token_info: dict, body: dict) -> Reply:
     fields = {PROGRAM_FIELDS[name]: value for name, value in body.items()}
     program = programs.create_program(db(), caller=access.principal(token_info), **fields)
     return {"data": program_body(program)}, 201
@@ -85,25 +85,25 @@ def create_program(token_info: dict, body: dict):
 
 def list_programs(
     token_info: dict, limit: int = 50, cursor: str | None = None, kind: str | None = None, active: bool | None = None
-):
+) -> Reply:
     rows, next_cursor = programs.list_programs(
         db(), caller=access.principal(token_info), limit=limit, cursor=cursor, kind=kind, active=active
     )
     return {"data": [program_body(program) for program in rows], "nextCursor": next_cursor}, 200
 
 
-def get_program(token_info: dict, id_: str):
+def get_program(token_info: dict, id_: str) -> Reply:
     program = programs.get_program(db(), caller=access.principal(token_info), program_id=id_)
     return {"data": program_body(program)}, 200
 
 
-def update_program(token_info: dict, id_: str, body: dict):
+def update_program(token_info: dict, id_: str, body: dict) -> Reply:
     changes = {PROGRAM_FIELDS[name]: value for name, value in body.items()}
     program = programs.update_program(db(), caller=access.principal(token_info), program_id=id_, changes=changes)
     return {"data": program_body(program)}, 200
 
 
-def create_grant(token_info: dict, body: dict):
+def create_grant(token_info: dict, body: dict) -> Reply:
     recipient = body["recipient"]
     session = db()
     request = giving.request_grant(
@@ -123,7 +123,7 @@ def list_requests(
     cursor: str | None = None,
     status: str | None = None,
     program_id: str | None = None,
-):
+) -> Reply:
     session = db()
     rows, next_cursor = giving.list_requests(
         session, caller=access.principal(token_info), limit=limit, cursor=cursor, status=status, program_id=program_id
@@ -132,13 +132,13 @@ def list_requests(
     return {"data": [request_body(request, claimed[request.id]) for request in rows], "nextCursor": next_cursor}, 200
 
 
-def get_request(token_info: dict, id_: str):
+def get_request(token_info: dict, id_: str) -> Reply:
     session = db()
     request = giving.get_request(session, caller=access.principal(token_info), request_id=id_)
     return {"data": request_body(request, giving.claimed_check_ins(session, request_ids=[request.id])[request.id])}, 200
 
 
-def decide_request(token_info: dict, id_: str, body: dict):
+def decide_request(token_info: dict, id_: str, body: dict) -> Reply:
     session = db()
     request = giving.decide(
         session,
@@ -151,13 +151,13 @@ def decide_request(token_info: dict, id_: str, body: dict):
     return {"data": request_body(request, giving.claimed_check_ins(session, request_ids=[request.id])[request.id])}, 200
 
 
-def pay_request(token_info: dict, id_: str, body: dict):
+def pay_request(token_info: dict, id_: str, body: dict) -> Reply:
     session = db()
     request = giving.pay(session, caller=access.principal(token_info), request_id=id_, reference=body["reference"])
     return {"data": request_body(request, giving.claimed_check_ins(session, request_ids=[request.id])[request.id])}, 200
 
 
-def get_summary(token_info: dict, period: str | None = None):
+def get_summary(token_info: dict, period: str | None = None) -> Reply:
     currency, programs_summary = summary.summarize(
         db(), caller=access.principal(token_info), year=None if period is None else int(period)
     )
@@ -270,7 +270,7 @@ def request_body(request: GivingRequest, check_in_ids: list[str]) -> dict:
     }
 
 
-def receive_payment_event():
+def receive_payment_event() -> Reply:
     # Signatures cover the exact bytes sent, so read the raw body, never a re-serialised one.
     outcome = payment_webhooks.receive_payment_event(
         db(),

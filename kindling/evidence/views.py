@@ -11,7 +11,7 @@ from kindling.evidence import log as evidence
 from kindling.evidence.signing import signer_for
 from kindling.platform import access
 from kindling.platform.destinations import DestinationPolicy
-from kindling.platform.request import db, runtime
+from kindling.platform.request import Reply, db, runtime
 
 
 def _moment(text: str | None) -> dt.datetime | None:
@@ -27,7 +27,7 @@ def list_events(
     subject_id: str | None = None,
     type_: str | None = None,
     cursor: str | None = None,
-):
+) -> Reply:
     caller = access.principal(token_info)
     events, next_cursor = evidence.list_events(
         db(),
@@ -42,12 +42,12 @@ def list_events(
     return {"data": events, "nextCursor": next_cursor}, 200
 
 
-def verify_chain(token_info: dict):
+def verify_chain(token_info: dict) -> Reply:
     caller = access.principal(token_info)
     return evidence.verify(db(), organization_id=caller.member_of), 200
 
 
-def export_bundle(token_info: dict, body: dict):
+def export_bundle(token_info: dict, body: dict) -> Reply:
     caller = access.principal(token_info)
     bundle = evidence.export(
         db(),
@@ -60,7 +60,7 @@ def export_bundle(token_info: dict, body: dict):
     return bundle, 200
 
 
-def list_checkpoints(token_info: dict, cursor: str | None = None, limit: int = 100):
+def list_checkpoints(token_info: dict, cursor: str | None = None, limit: int = 100) -> Reply:
     caller = access.principal(token_info)
     found, next_cursor = checkpoints.list_checkpoints(
         db(), organization_id=caller.member_of, limit=limit, cursor=cursor
@@ -68,33 +68,33 @@ def list_checkpoints(token_info: dict, cursor: str | None = None, limit: int = 1
     return {"data": found, "nextCursor": next_cursor}, 200
 
 
-def list_keys():
+def list_keys() -> Reply:
     return {"data": signer_for(runtime().settings).listed_keys()}, 200
 
 
-def inclusion_proof(token_info: dict, seq: int, tree_size: int | None = None):
+def inclusion_proof(token_info: dict, seq: int, tree_size: int | None = None) -> Reply:
     caller = access.principal(token_info)
     return evidence.inclusion_proof(db(), organization_id=caller.member_of, seq=seq, tree_size=tree_size), 200
 
 
-def consistency_proof(token_info: dict, from_: int, to: int | None = None):
+def consistency_proof(token_info: dict, from_: int, to: int | None = None) -> Reply:
     caller = access.principal(token_info)
     return evidence.consistency_proof(db(), organization_id=caller.member_of, old=from_, new=to), 200
 
 
-def get_receipt(token_info: dict, kind: str, id_: str):
+def get_receipt(token_info: dict, kind: str, id_: str) -> Reply:
     return receipts.receipt(
         db(), signer_for(runtime().settings), caller=access.principal(token_info), kind=kind, record_id=id_
     ), 200
 
 
-def list_witnesses(token_info: dict):
+def list_witnesses(token_info: dict) -> Reply:
     caller = access.principal(token_info)
     found = witnesses.list_witnesses(db(), organization_id=caller.member_of)
     return {"data": [witnesses.document(witness) for witness in found]}, 200
 
 
-def add_witness(token_info: dict, body: dict):
+def add_witness(token_info: dict, body: dict) -> Reply:
     caller = access.principal(token_info)
     witness = witnesses.add_witness(
         db(),
@@ -107,13 +107,13 @@ def add_witness(token_info: dict, body: dict):
     return {"data": witnesses.document(witness)}, 201
 
 
-def remove_witness(token_info: dict, witness_id: str):
+def remove_witness(token_info: dict, witness_id: str) -> Reply:
     caller = access.principal(token_info)
     witnesses.remove_witness(db(), organization_id=caller.member_of, witness_id=witness_id)
     return NoContent, 204
 
 
-def set_witness_policy(token_info: dict, body: dict):
+def set_witness_policy(token_info: dict, body: dict) -> Reply:
     caller = access.principal(token_info)
     witnesses.set_quorum(db(), organization_id=caller.member_of, quorum=body["quorum"])
     return {"data": witnesses.policy_document(db(), organization_id=caller.member_of)}, 200

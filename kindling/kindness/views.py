@@ -10,10 +10,10 @@ from kindling.kindness import stats as kindness_stats
 from kindling.kindness.models import KindnessAct
 from kindling.kindness.verification_models import Attestation, VerificationDecision
 from kindling.platform import access
-from kindling.platform.request import db, runtime
+from kindling.platform.request import Reply, db, runtime
 
 
-def create_act(body: dict, token_info: dict):
+def create_act(body: dict, token_info: dict) -> Reply:
     act = kindness.create_act(
         db(),
         runtime().cache,
@@ -35,7 +35,7 @@ def list_acts(
     start_date: str | None = None,
     end_date: str | None = None,
     cursor: str | None = None,
-):
+) -> Reply:
     acts, next_cursor = kindness.list_acts(
         db(),
         caller=access.principal(token_info),
@@ -49,12 +49,12 @@ def list_acts(
     return {"data": [act_body(act) for act in acts], "nextCursor": next_cursor}, 200
 
 
-def get_act(id_: str, token_info: dict):
+def get_act(id_: str, token_info: dict) -> Reply:
     act = kindness.get_act(db(), caller=access.principal(token_info), act_id=id_)
     return {"data": act_body(act)}, 200
 
 
-def update_act(id_: str, body: dict, token_info: dict):
+def update_act(id_: str, body: dict, token_info: dict) -> Reply:
     act = kindness.update_act(
         db(),
         runtime().cache,
@@ -68,7 +68,7 @@ def update_act(id_: str, body: dict, token_info: dict):
     return {"data": act_body(act)}, 200
 
 
-def get_stats(token_info: dict):
+def get_stats(token_info: dict) -> Reply:
     caller = access.principal(token_info)
     stats = kindness_stats.get_stats_json(db(), runtime().cache, organization_id=caller.member_of)
     # The statistics' JSON, wrapped as it is: {"data": …}.
@@ -98,7 +98,7 @@ def act_body(act: KindnessAct | kindness.ActRow) -> dict:
     }
 
 
-def decide_verification(id_: str, body: dict, token_info: dict):
+def decide_verification(id_: str, body: dict, token_info: dict) -> Reply:
     decision = verification.decide(
         db(),
         runtime().cache,
@@ -112,17 +112,17 @@ def decide_verification(id_: str, body: dict, token_info: dict):
     return {"data": decision_body(decision)}, 201
 
 
-def list_verifications(id_: str, token_info: dict):
+def list_verifications(id_: str, token_info: dict) -> Reply:
     decisions = verification.list_decisions(db(), caller=access.principal(token_info), act_id=id_)
     return {"data": [decision_body(decision, attestation) for decision, attestation in decisions]}, 200
 
 
-def list_pending_verifications(token_info: dict, limit: int, cursor: str | None = None):
+def list_pending_verifications(token_info: dict, limit: int, cursor: str | None = None) -> Reply:
     acts, next_cursor = verification.list_pending(db(), caller=access.principal(token_info), limit=limit, cursor=cursor)
     return {"data": [act_body(act) for act in acts], "nextCursor": next_cursor}, 200
 
 
-def request_attestation(id_: str, body: dict, token_info: dict):
+def request_attestation(id_: str, body: dict, token_info: dict) -> Reply:
     state = runtime()
     attestation = verification.request_attestation(
         db(),
@@ -146,7 +146,7 @@ def request_attestation(id_: str, body: dict, token_info: dict):
     return {"data": data}, 201
 
 
-def lookup_attestation(body: dict):
+def lookup_attestation(body: dict) -> Reply:
     shown = verification.lookup_attestation(db(), token=body["token"])
     act = shown.act
     data = {
@@ -160,7 +160,7 @@ def lookup_attestation(body: dict):
     return {"data": data}, 200
 
 
-def answer_attestation(body: dict):
+def answer_attestation(body: dict) -> Reply:
     decision = verification.answer_attestation(
         db(),
         runtime().cache,
@@ -173,7 +173,7 @@ def answer_attestation(body: dict):
     return {"data": {"level": decision.level, "decision": decision.decision, "decidedAt": decision.decided_at}}, 200
 
 
-def attestation_page():
+def attestation_page() -> Reply:
     return attest_page.PAGE, 200, attest_page.HEADERS
 
 

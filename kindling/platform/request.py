@@ -4,6 +4,8 @@ database session, and the limits a request's body keeps to."""
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Mapping
+from typing import TypeAlias
 
 import flask
 from sqlalchemy import Engine
@@ -18,6 +20,11 @@ from kindling.platform.ratelimit import RateLimiter
 EXTENSION = "kindling"
 # A file a request uploads (a bulk invite's CSV) is at most this large.
 UPLOAD_LIMIT = 1024 * 1024
+
+# What a handler returns for Connexion to answer with: a body (JSON, or text such as CSS or HTML),
+# alone or with its status and then its headers, or a response made whole. Connexion's `NoContent`,
+# the body of an empty answer, is untyped, so it fits wherever a body does.
+Reply: TypeAlias = dict | str | tuple[dict | str, int] | tuple[dict | str, int, Mapping[str, str]] | flask.Response
 
 
 @dataclasses.dataclass

@@ -5,17 +5,18 @@ from __future__ import annotations
 from kindling import __version__
 from kindling.platform import health
 from kindling.platform.base import utcnow
-from kindling.platform.request import runtime
+from kindling.platform.request import Reply, runtime
 
 SERVICE = "kindling"
 
 
-def get_health():
+def get_health() -> Reply:
     state = runtime()
     settings = state.settings
     results = health.run_checks(state.database_probe, state.cache)
     checks = {name: result.as_dict() for name, result in results.items()}
     healthy = all(result.ok for result in results.values())
+    body: dict[str, object]
     if healthy or not settings.strict_health_check:
         body = {
             "status": "ok" if healthy else "degraded",

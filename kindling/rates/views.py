@@ -6,11 +6,11 @@ import datetime as dt
 
 from kindling.errors import NotFound, invalid
 from kindling.platform import access, money
-from kindling.platform.request import db
+from kindling.platform.request import Reply, db
 from kindling.rates import service as rates
 
 
-def get_rate(token_info: dict, date: str, currency: str):
+def get_rate(token_info: dict, date: str, currency: str) -> Reply:
     access.principal(token_info)
     try:
         on = dt.date.fromisoformat(date)

@@ -6,20 +6,20 @@ import flask
 from connexion import NoContent
 
 from kindling.platform import access
-from kindling.platform.request import db, runtime
+from kindling.platform.request import Reply, db, runtime
 from kindling.slack import inbound, installation
 from kindling.slack.models import SlackInstallation
 
 CALLBACK_PATH = "/api/integrations/slack/callback"
 
 
-def install_slack(token_info: dict):
+def install_slack(token_info: dict) -> Reply:
     caller = access.principal(token_info)
     url = installation.start_install(db(), caller=caller, settings=runtime().settings, redirect_uri=redirect_uri())
     return NoContent, 302, {"Location": url}
 
 
-def slack_callback(state: str, code: str | None = None, error: str | None = None):
+def slack_callback(state: str, code: str | None = None, error: str | None = None) -> Reply:
     # The state is spent in a transaction of its own, committed whatever happens next: it is never good twice.
     with runtime().session_factory() as own, own.begin():
         pending = installation.consume_state(own, state=state)
@@ -31,18 +31,18 @@ def slack_callback(state: str, code: str | None = None, error: str | None = None
     return {"data": installation_body(found)}, 200
 
 
-def get_slack(token_info: dict):
+def get_slack(token_info: dict) -> Reply:
     caller = access.principal(token_info)
     return {"data": installation_body(installation.get_installation(db(), organization_id=caller.member_of))}, 200
 
 
-def delete_slack(token_info: dict):
+def delete_slack(token_info: dict) -> Reply:
     caller = access.principal(token_info)
     installation.uninstall(db(), organization_id=caller.member_of)
     return NoContent, 204
 
 
-def receive_slack_command():
+def receive_slack_command() -> Reply:
     settings = runtime().settings
     answer = inbound.receive_command(
         db(), settings=settings, body=flask.request.get_data(), headers=dict(flask.request.headers)
@@ -50,7 +50,7 @@ def receive_slack_command():
     return answer, 200
 
 
-def receive_slack_interaction():
+def receive_slack_interaction() -> Reply:
     answer = inbound.receive_interaction(
         db(),
         runtime().cache,
@@ -66,7 +66,7 @@ def receive_slack_interaction():
     return response
 
 
-def receive_slack_event():
+def receive_slack_event() -> Reply:
     answer = inbound.receive_event(
         db(), settings=runtime().settings, body=flask.request.get_data(), headers=dict(flask.request.headers)
     )

@@ -6,12 +6,12 @@ import datetime as dt
 
 from kindling.errors import invalid
 from kindling.platform import access
-from kindling.platform.request import db
+from kindling.platform.request import Reply, db
 from kindling.volunteering import service as volunteering
 from kindling.volunteering.models import CheckIn, VolunteerOpportunity
 
 
-def list_opportunities(token_info: dict, limit: int, cursor: str | None = None):
+def list_opportunities(token_info: dict, limit: int, cursor: str | None = None) -> Reply:
     caller = access.principal(token_info)
     opportunities, next_cursor = volunteering.list_opportunities(
         db(), organization_id=caller.member_of, limit=limit, cursor=cursor
@@ -19,7 +19,7 @@ def list_opportunities(token_info: dict, limit: int, cursor: str | None = None):
     return {"data": [opportunity_body(o) for o in opportunities], "nextCursor": next_cursor}, 200
 
 
-def create_opportunity(token_info: dict, body: dict):
+def create_opportunity(token_info: dict, body: dict) -> Reply:
     caller = access.principal(token_info)
     location = body["location"]
     opportunity = volunteering.create_opportunity(
@@ -38,7 +38,7 @@ def create_opportunity(token_info: dict, body: dict):
     return {"data": opportunity_body(opportunity)}, 201
 
 
-def get_opportunity(token_info: dict, id_: str):
+def get_opportunity(token_info: dict, id_: str) -> Reply:
     view = volunteering.view_opportunity(db(), caller=access.principal(token_info), opportunity_id=id_)
     data = opportunity_body(view.opportunity)
     data["ownCheckIn"] = check_in_body(view.own_check_in) if view.own_check_in else None
@@ -47,7 +47,7 @@ def get_opportunity(token_info: dict, id_: str):
     return {"data": data}, 200
 
 
-def check_in(token_info: dict, id_: str, body: dict):
+def check_in(token_info: dict, id_: str, body: dict) -> Reply:
     record = volunteering.check_in(
         db(),
         caller=access.principal(token_info),
@@ -60,25 +60,25 @@ def check_in(token_info: dict, id_: str, body: dict):
     return check_in_body(record), 201
 
 
-def get_check_in_code(token_info: dict, id_: str):
+def get_check_in_code(token_info: dict, id_: str) -> Reply:
     shown = volunteering.show_check_in_code(db(), caller=access.principal(token_info), opportunity_id=id_)
     body = {"data": {"code": shown.code, "expiresAt": shown.expires_at, "qrSvg": shown.qr_svg}}
     return body, 200, {"Cache-Control": "no-store"}
 
 
-def list_check_ins(token_info: dict, id_: str, limit: int, cursor: str | None = None):
+def list_check_ins(token_info: dict, id_: str, limit: int, cursor: str | None = None) -> Reply:
     check_ins, next_cursor = volunteering.list_check_ins(
         db(), caller=access.principal(token_info), opportunity_id=id_, limit=limit, cursor=cursor
     )
     return {"data": [check_in_body(record) for record in check_ins], "nextCursor": next_cursor}, 200
 
 
-def check_out(token_info: dict, id_: str):
+def check_out(token_info: dict, id_: str) -> Reply:
     record = volunteering.check_out(db(), caller=access.principal(token_info), opportunity_id=id_)
     return {"data": check_in_body(record)}, 200
 
 
-def approve_check_in(token_info: dict, id_: str, check_in_id: str, body: dict):
+def approve_check_in(token_info: dict, id_: str, check_in_id: str, body: dict) -> Reply:
     record = volunteering.approve_check_in(
         db(),
         caller=access.principal(token_info),

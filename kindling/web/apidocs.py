@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 import yaml
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 SPEC_JSON_PATH = "/api/openapi.json"
 SPEC_YAML_PATH = "/api/openapi.yaml"
@@ -18,12 +19,12 @@ class SpecMiddleware:
     puts the root path a proxy mounts the app under (if any) into its URL.
     """
 
-    def __init__(self, app, *, spec: dict) -> None:
+    def __init__(self, app: ASGIApp, *, spec: dict) -> None:
         self.app = app
         self.spec = spec
         self._bodies: dict[tuple[str, str], bytes] = {}
 
-    async def __call__(self, scope, receive, send):
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if (
             scope["type"] != "http"
             or scope["path"] not in (SPEC_JSON_PATH, SPEC_YAML_PATH)

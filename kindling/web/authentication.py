@@ -17,8 +17,10 @@ import http.cookies
 import logging
 
 from sqlalchemy.exc import SQLAlchemyError
+from sqlalchemy.orm import Session, sessionmaker
 from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import Headers
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from kindling.accounts import sessions
 from kindling.accounts.principal_cache import principals
@@ -55,17 +57,17 @@ class Credential:
 NONE = Credential()
 
 
-def is_api_request(scope) -> bool:
+def is_api_request(scope: Scope) -> bool:
     """Whether authentication and rate limits apply to this request."""
     return scope["type"] == "http" and scope["path"].startswith("/api/") and scope["path"] not in UNAUTHENTICATED_PATHS
 
 
-def credential_of(scope) -> Credential:
+def credential_of(scope: Scope) -> Credential:
     """The credential this module resolved for the request; NONE before it did."""
     return scope.get("state", {}).get(CREDENTIAL_KEY, NONE)
 
 
-def principal_of(scope) -> Principal | None:
+def principal_of(scope: Scope) -> Principal | None:
     """The caller this module found for this request, if any."""
     return credential_of(scope).principal
 
@@ -84,7 +86,7 @@ def presented(headers: Headers) -> Credential:
     return Credential(cookie=_cookie_token(headers.get("cookie")), scheme=scheme, bearer=bearer)
 
 
-async def authenticate(scope, session_factory) -> Credential:
+async def authenticate(scope: Scope, session_factory: sessionmaker[Session]) -> Credential:
     """Resolve the session credential of an /api request to its Principal, or None; a database
     that cannot be reached raises SQLAlchemyError."""
     credential = presented(Headers(scope=scope))
@@ -97,7 +99,7 @@ async def authenticate(scope, session_factory) -> Credential:
     return _keep(scope, dataclasses.replace(credential, principal=principal))
 
 
-async def authenticate_scim(scope, session_factory) -> Credential:
+async def authenticate_scim(scope: Scope, session_factory: sessionmaker[Session]) -> Credential:
     """Resolve the bearer token of a /scim/v2 request to its organization, or None."""
     credential = presented(Headers(scope=scope))
     organization_id = None
@@ -111,11 +113,11 @@ class AuthenticationMiddleware:
     request's state; it refuses nothing itself, for an operation may be public. A database that
     cannot be reached answers 503."""
 
-    def __init__(self, app, *, session_factory) -> None:
+    def __init__(self, app: ASGIApp, *, session_factory: sessionmaker[Session]) -> None:
         self.app = app
         self.session_factory = session_factory
 
-    async def __call__(self, scope, receive, send):
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if is_api_request(scope):
             try:
                 await authenticate(scope, self.session_factory)
@@ -125,13 +127,13 @@ class AuthenticationMiddleware:
         await self.app(scope, receive, send)
 
 
-def session_info(scope) -> dict | None:
+def session_info(scope: Scope) -> dict | None:
     """What `sessionCookie` and `bearerAuth` name: the caller of the request, if one was found."""
     principal = principal_of(scope)
     return principal.as_token_info() if principal else None
 
 
-def _keep(scope, credential: Credential) -> Credential:
+def _keep(scope: Scope, credential: Credential) -> Credential:
     scope.setdefault("state", {})[CREDENTIAL_KEY] = credential
     return credential
 
@@ -160,7 +162,7 @@ def _cookie_token(cookie_header: str | None) -> str | None:
     return morsel.value if morsel is not None else None
 
 
-def _live_principal(session_factory, token: str) -> Principal | None:
+def _live_principal(session_factory: sessionmaker[Session], token: str) -> Principal | None:
     """Look the session up in a transaction of its own: this runs before the request's."""
     with session_factory() as db:
         principal = sessions.live_principal(db, token)
@@ -168,7 +170,7 @@ def _live_principal(session_factory, token: str) -> Principal | None:
         return principal
 
 
-def _organization_of(session_factory, secret: str) -> str | None:
+def _organization_of(session_factory: sessionmaker[Session], secret: str) -> str | None:
     """Look the SCIM token up, and note its use, in a transaction of its own: this runs before the request's."""
     with session_factory() as db:
         organization_id = scim_tokens.organization_of(db, secret)

@@ -4,6 +4,8 @@ services."""
 
 from __future__ import annotations
 
+from starlette.types import ASGIApp, Receive, Scope, Send
+
 from kindling.errors import Forbidden
 from kindling.web.authentication import principal_of
 from kindling.web.operations import Operations
@@ -13,11 +15,11 @@ class AuthorizationMiddleware:
     """Runs after Connexion's security step, which has already answered 401 to a caller without
     a session on an operation that needs one."""
 
-    def __init__(self, app, *, operations: Operations) -> None:
+    def __init__(self, app: ASGIApp, *, operations: Operations) -> None:
         self.app = app
         self.operations = operations
 
-    async def __call__(self, scope, receive, send):
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http":
             operation = self.operations.routed(scope)
             if operation is not None and not operation.admits(principal_of(scope)):

@@ -11,23 +11,25 @@ the server, which closes the connection.
 
 from __future__ import annotations
 
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
 from kindling.web.errors import error_for, send_error
 from kindling.web.operations import Operations
 from kindling.web.ratelimit import limit_headers
 
 
 class EdgeMiddleware:
-    def __init__(self, app, *, operations: Operations) -> None:
+    def __init__(self, app: ASGIApp, *, operations: Operations) -> None:
         self.app = app
         self.operations = operations
 
-    async def __call__(self, scope, receive, send):
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
         started = False
 
-        async def send_with_limits(message):
+        async def send_with_limits(message: Message) -> None:
             nonlocal started
             if message["type"] == "http.response.start":
                 started = True

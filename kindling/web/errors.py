@@ -14,6 +14,7 @@ from scim2_models import SCIMException
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.exc import TimeoutError as PoolTimeout
 from starlette.exceptions import HTTPException
+from starlette.types import Scope, Send
 
 from kindling.accounts.scim import SCIM_MEDIA_TYPE, SCIM_PREFIX
 from kindling.errors import ApiError, ServiceUnavailable, field_error, refused
@@ -72,7 +73,7 @@ SCIM_TYPES = frozenset(
 )
 
 
-def is_scim(scope) -> bool:
+def is_scim(scope: Scope) -> bool:
     path = scope.get("path", "")
     return path == SCIM_PREFIX or path.startswith(SCIM_PREFIX + "/")
 
@@ -94,7 +95,7 @@ def scim_envelope(error: ApiError) -> bytes:
     return json.dumps(body).encode()
 
 
-async def send_error(scope, send, error: ApiError) -> None:
+async def send_error(scope: Scope, send: Send, error: ApiError) -> None:
     """Answer `error`: the one way every failure leaves, the envelope (under /scim/v2 the SCIM
     error body) with the error's headers."""
     scim = is_scim(scope)
@@ -108,7 +109,7 @@ async def send_error(scope, send, error: ApiError) -> None:
     await send({"type": "http.response.body", "body": body})
 
 
-def error_for(exc: Exception, scope, operations: Operations) -> ApiError:
+def error_for(exc: Exception, scope: Scope, operations: Operations) -> ApiError:
     """The ApiError a failure is answered with, whichever layer raised it: Kindling's own, the
     SCIM services' scim2-models errors, Connexion's problems, the router's and Flask's HTTP
     errors, an unreachable database, an undecodable body; anything else is a 500, logged."""
@@ -147,7 +148,7 @@ def with_status(status: int, message: str, headers: dict | None = None) -> ApiEr
     return error
 
 
-def _problem(exc: ProblemException, scope) -> ApiError:
+def _problem(exc: ProblemException, scope: Scope) -> ApiError:
     """Connexion's own validation and security failures."""
     if isinstance(exc, BadRequestProblem):
         return problem_text.bad_request(exc, scim=is_scim(scope))
@@ -161,7 +162,7 @@ def _problem(exc: ProblemException, scope) -> ApiError:
     return with_status(status, message, exc.headers)
 
 
-def _http_error(exc: HTTPException, scope, operations: Operations) -> ApiError:
+def _http_error(exc: HTTPException, scope: Scope, operations: Operations) -> ApiError:
     """Routing errors (unknown path, wrong method) and Flask's aborts. Connexion routes each
     operation alone, so Starlette's 405 names one operation's methods: Allow lists the path's."""
     status = exc.status_code

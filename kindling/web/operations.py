@@ -7,6 +7,7 @@ import dataclasses
 
 from connexion.middleware.abstract import ROUTING_CONTEXT
 from starlette.routing import compile_path
+from starlette.types import Scope
 
 from kindling.platform.access import Principal
 
@@ -76,7 +77,7 @@ class Operations:
             else:
                 self.literal[template] = methods
 
-    def routed(self, scope) -> Operation | None:
+    def routed(self, scope: Scope) -> Operation | None:
         """The operation Connexion's router matched this request to, if any. Connexion names it by
         its handler's path (`x-openapi-router-controller` and the operationId), and operationIds
         are unique in the spec."""

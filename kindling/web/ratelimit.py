@@ -6,6 +6,7 @@ included, carries the headers of the tightest (kindling.web.edge adds them)."""
 from __future__ import annotations
 
 from starlette.concurrency import run_in_threadpool
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from kindling.errors import RateLimited
 from kindling.platform.ratelimit import Decision, RateLimiter, caller_rule
@@ -20,11 +21,11 @@ class RateLimitMiddleware:
     """Applies the limits of docs/decisions.md §10 to every /api request but health, per account
     for the caller kindling.web.authentication found, else per client address."""
 
-    def __init__(self, app, *, limiter: RateLimiter) -> None:
+    def __init__(self, app: ASGIApp, *, limiter: RateLimiter) -> None:
         self.app = app
         self.limiter = limiter
 
-    async def __call__(self, scope, receive, send):
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if is_api_request(scope):
             principal = principal_of(scope)
             key = principal.user_id if principal else _client_ip(scope)
@@ -38,12 +39,12 @@ class RateLimitMiddleware:
 class OperationLimitMiddleware:
     """The limit of the class the routed operation declares, if it declares one."""
 
-    def __init__(self, app, *, limiter: RateLimiter, operations: Operations) -> None:
+    def __init__(self, app: ASGIApp, *, limiter: RateLimiter, operations: Operations) -> None:
         self.app = app
         self.limiter = limiter
         self.operations = operations
 
-    async def __call__(self, scope, receive, send):
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         operation = self.operations.routed(scope) if is_api_request(scope) else None
         if operation is not None and operation.rate_limit is not None:
             principal = principal_of(scope)
@@ -64,12 +65,12 @@ async def hit(limiter: RateLimiter, rule: str, key: str) -> Decision:
     return await run_in_threadpool(limiter.hit, rule, key)
 
 
-def keep(scope, decision: Decision) -> None:
+def keep(scope: Scope, decision: Decision) -> None:
     """Leave a decision for the response's headers."""
     scope.setdefault("state", {}).setdefault(DECISIONS_KEY, []).append(decision)
 
 
-def limit_headers(scope) -> list[tuple[bytes, bytes]]:
+def limit_headers(scope: Scope) -> list[tuple[bytes, bytes]]:
     """The headers of the limit a client must respect first, if any was applied: a refusal's,
     else the one with the least left."""
     decisions = scope.get("state", {}).get(DECISIONS_KEY)
@@ -80,6 +81,6 @@ def limit_headers(scope) -> list[tuple[bytes, bytes]]:
     return tightest.headers()
 
 
-def _client_ip(scope) -> str:
+def _client_ip(scope: Scope) -> str:
     client = scope.get("client")
     return client[0] if client else "unknown"

@@ -74,7 +74,8 @@ _TYPE_NAMES = {
 }
 
 
-def _message(kind: str, expected, schema: dict, schema_message: str = "") -> str:
+# `expected` is the value the schema gives the failed keyword: a type name or list of them, a bound, an enum's list…
+def _message(kind: str, expected: t.Any, schema: dict, schema_message: str = "") -> str:
     if kind == "type":
         names = expected if isinstance(expected, list) else [expected]
         return "must be " + " or ".join(_TYPE_NAMES.get(name, quoted(name)) for name in names)

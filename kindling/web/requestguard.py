@@ -12,6 +12,9 @@ from __future__ import annotations
 
 import json
 import re
+from typing import NoReturn
+
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from kindling.errors import BadRequest, HeadersTooLarge, PayloadTooLarge, UriTooLong, unsupported_media_type
 from kindling.platform.request import UPLOAD_LIMIT
@@ -51,10 +54,10 @@ class RequestGuardMiddleware:
     Content-Type, and 400 for NUL in the query and for JSON bodies that are too deep, not quite
     JSON, or carry unstorable text (paths: kindling.web.routeguard)."""
 
-    def __init__(self, app) -> None:
+    def __init__(self, app: ASGIApp) -> None:
         self.app = app
 
-    async def __call__(self, scope, receive, send):
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
@@ -82,10 +85,10 @@ class RequestGuardMiddleware:
         await self.app(scope, receive, send)
 
 
-def _counting(receive, limit: int):
+def _counting(receive: Receive, limit: int) -> Receive:
     received = 0
 
-    async def counting_receive():
+    async def counting_receive() -> Message:
         nonlocal received
         message = await receive()
         if message["type"] == "http.request":
@@ -97,13 +100,13 @@ def _counting(receive, limit: int):
     return counting_receive
 
 
-async def _readable_json(receive, *, storable: bool):
+async def _readable_json(receive: Receive, *, storable: bool) -> Receive:
     """Read the (small, limited) JSON body, check it, and hand it on unchanged."""
     chunks = []
     while True:
         message = await receive()
         if message["type"] != "http.request":
-            return _replay([message])
+            return _replay([message], then=receive)
         chunks.append(message.get("body", b""))
         if not message.get("more_body", False):
             break
@@ -133,12 +136,12 @@ def _depth(body: bytes) -> int:
     return deepest
 
 
-def _not_json(constant: str):
+def _not_json(constant: str) -> NoReturn:
     raise BadRequest(f"{constant} is not a JSON value")
 
 
-def _replay(messages: list, then=None):
-    async def replay():
+def _replay(messages: list[Message], *, then: Receive) -> Receive:
+    async def replay() -> Message:
         if messages:
             return messages.pop(0)
         return await then()

@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 
 from starlette.exceptions import HTTPException
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from kindling.errors import NotFound
 from kindling.web.operations import Operations
@@ -22,11 +23,11 @@ CONTROL_CHARACTERS = re.compile(r"[\x00-\x1f\x7f]")
 class RouteGuardMiddleware:
     """404 for paths with control characters; 405 for a method a literal path does not have."""
 
-    def __init__(self, app, *, operations: Operations) -> None:
+    def __init__(self, app: ASGIApp, *, operations: Operations) -> None:
         self.app = app
         self.literal = operations.literal
 
-    async def __call__(self, scope, receive, send):
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http":
             path = scope["path"]
             if CONTROL_CHARACTERS.search(path):

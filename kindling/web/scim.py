@@ -9,7 +9,9 @@ kindling.web.errors in the SCIM error body, like every other failure under /scim
 from __future__ import annotations
 
 from scim2_models import UnauthorizedException
+from sqlalchemy.orm import Session, sessionmaker
 from starlette.concurrency import run_in_threadpool
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from kindling.errors import RateLimited
 from kindling.platform.ratelimit import RateLimiter
@@ -21,12 +23,12 @@ class ScimMiddleware:
     """Resolves the bearer token of every /scim/v2 request to its organization (401 without one),
     then applies the organization's SCIM rate limit (429 with Retry-After)."""
 
-    def __init__(self, app, *, session_factory, limiter: RateLimiter) -> None:
+    def __init__(self, app: ASGIApp, *, session_factory: sessionmaker[Session], limiter: RateLimiter) -> None:
         self.app = app
         self.session_factory = session_factory
         self.limiter = limiter
 
-    async def __call__(self, scope, receive, send):
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http" or not is_scim(scope):
             await self.app(scope, receive, send)
             return
@@ -44,7 +46,7 @@ class ScimMiddleware:
                 "Too many SCIM requests for this organization; retry later", retry_after=decision.retry_after
             )
 
-        async def send_with_headers(message):
+        async def send_with_headers(message: Message) -> None:
             if message["type"] == "http.response.start":
                 message = {**message, "headers": list(message.get("headers", [])) + decision.headers()}
             await send(message)
@@ -52,7 +54,7 @@ class ScimMiddleware:
         await self.app(scope, receive, send_with_headers)
 
 
-def scim_token_info(scope) -> dict | None:
+def scim_token_info(scope: Scope) -> dict | None:
     """What `scimBearer` names: the organization whose SCIM token the request carries."""
     organization_id = credential_of(scope).organization_id
     return {"sub": organization_id, "organization_id": organization_id} if organization_id else None

@@ -7,17 +7,17 @@ from connexion import NoContent
 from kindling.outbox.models import WebhookDelivery, WebhookEndpoint
 from kindling.platform import access
 from kindling.platform.destinations import DestinationPolicy
-from kindling.platform.request import db, runtime
+from kindling.platform.request import Reply, db, runtime
 from kindling.webhooks import endpoints as webhook_endpoints
 
 
-def list_endpoints(token_info: dict):
+def list_endpoints(token_info: dict) -> Reply:
     caller = access.principal(token_info)
     endpoints = webhook_endpoints.list_endpoints(db(), consultant_id=caller.user_id)
     return {"data": [endpoint_body(endpoint) for endpoint in endpoints]}, 200
 
 
-def create_endpoint(body: dict, token_info: dict):
+def create_endpoint(body: dict, token_info: dict) -> Reply:
     caller = access.principal(token_info)
     endpoint = webhook_endpoints.create_endpoint(
         db(),
@@ -30,7 +30,7 @@ def create_endpoint(body: dict, token_info: dict):
     return {"data": {**endpoint_body(endpoint), "secret": endpoint.secret}}, 201
 
 
-def get_endpoint(endpoint_id: str, token_info: dict):
+def get_endpoint(endpoint_id: str, token_info: dict) -> Reply:
     caller = access.principal(token_info)
     return {
         "data": endpoint_body(
@@ -39,7 +39,7 @@ def get_endpoint(endpoint_id: str, token_info: dict):
     }, 200
 
 
-def update_endpoint(endpoint_id: str, body: dict, token_info: dict):
+def update_endpoint(endpoint_id: str, body: dict, token_info: dict) -> Reply:
     caller = access.principal(token_info)
     endpoint = webhook_endpoints.update_endpoint(
         db(),
@@ -51,13 +51,13 @@ def update_endpoint(endpoint_id: str, body: dict, token_info: dict):
     return {"data": endpoint_body(endpoint)}, 200
 
 
-def delete_endpoint(endpoint_id: str, token_info: dict):
+def delete_endpoint(endpoint_id: str, token_info: dict) -> Reply:
     caller = access.principal(token_info)
     webhook_endpoints.delete_endpoint(db(), consultant_id=caller.user_id, endpoint_id=endpoint_id)
     return NoContent, 204
 
 
-def rotate_secret(endpoint_id: str, token_info: dict):
+def rotate_secret(endpoint_id: str, token_info: dict) -> Reply:
     caller = access.principal(token_info)
     endpoint = webhook_endpoints.rotate_secret(db(), consultant_id=caller.user_id, endpoint_id=endpoint_id)
     return {"data": {**endpoint_body(endpoint), "secret": endpoint.secret}}, 200
@@ -65,7 +65,7 @@ def rotate_secret(endpoint_id: str, token_info: dict):
 
 def list_deliveries(
     endpoint_id: str, token_info: dict, limit: int, status: str | None = None, cursor: str | None = None
-):
+) -> Reply:
     caller = access.principal(token_info)
     rows, next_cursor = webhook_endpoints.list_deliveries(
         db(), consultant_id=caller.user_id, endpoint_id=endpoint_id, status=status, limit=limit, cursor=cursor

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 from kindling.platform import access, periods
-from kindling.platform.request import db
+from kindling.platform.request import Reply, db
 from kindling.wellbeing import noise
 from kindling.wellbeing import service as wellbeing
 from kindling.wellbeing.service import Figures, Summary
 
 
-def list_responses(token_info: dict, scope: str, period: str, limit: int, cursor: str | None = None):
+def list_responses(token_info: dict, scope: str, period: str, limit: int, cursor: str | None = None) -> Reply:
     caller = access.principal(token_info)
     if scope == "organization":
         window = periods.window(period)
@@ -23,7 +23,7 @@ def list_responses(token_info: dict, scope: str, period: str, limit: int, cursor
     return {"data": [wellbeing.response_body(r) for r in rows], "nextCursor": next_cursor}, 200
 
 
-def create_response(token_info: dict, body: dict):
+def create_response(token_info: dict, body: dict) -> Reply:
     response = wellbeing.create_response(
         db(),
         caller=access.principal(token_info),
@@ -36,7 +36,7 @@ def create_response(token_info: dict, body: dict):
     return {"data": wellbeing.response_body(response)}, 201
 
 
-def get_response(token_info: dict, id_: str):
+def get_response(token_info: dict, id_: str) -> Reply:
     response = wellbeing.get_own_response(db(), caller=access.principal(token_info), response_id=id_)
     return {"data": wellbeing.response_body(response)}, 200
 

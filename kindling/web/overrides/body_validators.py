@@ -15,19 +15,22 @@ import typing as t
 
 from connexion.json_schema import Draft4RequestValidator
 from connexion.validators import FormDataValidator, JSONRequestBodyValidator, MultiPartFormDataValidator
-from jsonschema import Draft4Validator, validators
+from jsonschema import Draft4Validator, ValidationError, validators
+from jsonschema.protocols import Validator
 
 from kindling.errors import field_error, quoted, refused
 from kindling.web.refusals import schema_errors
 
 
-def _filling_defaults(validator_class):
+def _filling_defaults(validator_class: type[Validator]) -> type[Validator]:
     """`validator_class`, also setting each absent property that has a default in the schema
     (jsonschema's documented recipe; Connexion's own defaults validator fails on a body that
     is not an object)."""
     check_properties = validator_class.VALIDATORS["properties"]
 
-    def properties(validator, properties, instance, schema):
+    def properties(
+        validator: Validator, properties: dict, instance: t.Any, schema: dict
+    ) -> t.Iterator[ValidationError]:
         if validator.is_type(instance, "object"):
             for name, subschema in properties.items():
                 if "default" in subschema:

@@ -8,6 +8,8 @@ A 100-act page's JSON costs a tenth with orjson of what the standard library tak
 
 from __future__ import annotations
 
+import typing as t
+
 import orjson
 from connexion.jsonifier import Jsonifier
 from flask.json.provider import JSONProvider
@@ -22,7 +24,7 @@ class OrjsonJsonifier(Jsonifier):
     def __init__(self) -> None:
         super().__init__(orjson)
 
-    def dumps(self, data, **_kwargs) -> bytes:
+    def dumps(self, data: t.Any, **_kwargs: t.Any) -> bytes:
         return dumps(data)
 
 
@@ -30,8 +32,8 @@ class OrjsonProvider(JSONProvider):
     """Flask's JSON provider (`flask.jsonify`, `request.get_json`). Flask wants text back, and
     callers may pass the standard library's keyword arguments, which orjson has no use for."""
 
-    def dumps(self, obj, **_kwargs) -> str:
+    def dumps(self, obj: t.Any, **_kwargs: t.Any) -> str:
         return dumps(obj).decode()
 
-    def loads(self, s, **_kwargs):
+    def loads(self, s: str | bytes, **_kwargs: t.Any) -> t.Any:
         return orjson.loads(s)

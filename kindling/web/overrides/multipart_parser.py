@@ -32,5 +32,5 @@ class _ValidationParser(MultiPartParser):
 
 class MultiPartValidator(StructuredMultiPartValidator):
     @property
-    def _form_parser_cls(self):
+    def _form_parser_cls(self) -> type[MultiPartParser]:
         return _ValidationParser

@@ -10,6 +10,7 @@ those attributes.
 
 from __future__ import annotations
 
+from connexion.lifecycle import ConnexionRequest
 from connexion.utils import is_null, is_nullable
 from connexion.validators import ParameterValidator
 from jsonschema import Draft4Validator
@@ -22,7 +23,7 @@ class StructuredParameterValidator(ParameterValidator):
     """Checks every query, path and header parameter and reports all that fail (the API takes
     no cookie parameter: its session cookie is a security scheme)."""
 
-    def validate_request(self, request) -> None:
+    def validate_request(self, request: ConnexionRequest) -> None:
         errors = []
         if self.strict_validation:
             extra = self.validate_query_parameter_list(request, security_params=self.security_query_params)
@@ -43,7 +44,7 @@ class StructuredParameterValidator(ParameterValidator):
             raise refused(errors)
 
 
-def _parameter_errors(location: str, name: str, value, param: dict) -> list[dict]:
+def _parameter_errors(location: str, name: str, value: object, param: dict) -> list[dict]:
     if is_nullable(param) and is_null(value):
         return []
     if value is None:

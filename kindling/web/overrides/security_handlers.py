@@ -13,17 +13,26 @@ fails if Connexion stops checking through the handlers it is given.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from connexion.exceptions import OAuthProblem, OAuthResponseProblem
+from connexion.lifecycle import ConnexionRequest
 from connexion.security import NO_VALUE, AbstractSecurityHandler
 from connexion.utils import get_function_from_name
+from starlette.types import Scope
 
 from kindling.web.authentication import credential_of
+
+# The function a scheme names, from the request's scope to its token info (None: not valid).
+Info = Callable[[Scope], dict | None]
+# A scheme's check: the request's token info, or NO_VALUE where the request does not use the scheme.
+Check = Callable[[ConnexionRequest], object]
 
 
 class ResolvedCredentialHandler(AbstractSecurityHandler):
     """For the session cookie (`apiKey` in a cookie) and for `http` bearer schemes."""
 
-    def get_fn(self, security_scheme: dict, required_scopes):
+    def get_fn(self, security_scheme: dict, required_scopes: list[str]) -> Check:
         if security_scheme["type"] == "apiKey":
             if security_scheme["in"] != "cookie":
                 raise ValueError("Kindling resolves only cookie API keys")
@@ -35,8 +44,8 @@ def security_map() -> dict:
     return {"apiKey": ResolvedCredentialHandler, "bearer": ResolvedCredentialHandler}
 
 
-def _cookie_check(info):
-    def check(request):
+def _cookie_check(info: Info) -> Check:
+    def check(request: ConnexionRequest) -> object:
         if credential_of(request.scope).cookie is None:
             return NO_VALUE
         return _found(info(request.scope), "Provided apikey is not valid")
@@ -44,8 +53,8 @@ def _cookie_check(info):
     return check
 
 
-def _bearer_check(info):
-    def check(request):
+def _bearer_check(info: Info) -> Check:
+    def check(request: ConnexionRequest) -> object:
         scheme = credential_of(request.scope).scheme
         if scheme is None:
             raise OAuthProblem(detail="Invalid authorization header")
