@@ -60,7 +60,7 @@ from kindling.web.idempotency import KeyedOperations, keep_answers, keep_refusal
 from kindling.web.operations import Operations
 from kindling.web.overrides import validator_map
 from kindling.web.overrides.connexion_log import drop_media_type_notices
-from kindling.web.overrides.handler_signatures import settle_handlers
+from kindling.web.overrides.decorated_views import decorate_views
 from kindling.web.overrides.json_encoding import OrjsonJsonifier, OrjsonProvider
 from kindling.web.overrides.security_handlers import security_map
 from kindling.web.ratelimit import OperationLimitMiddleware, RateLimitMiddleware
@@ -97,7 +97,6 @@ def create_app(settings: Settings | None = None) -> connexion.FlaskApp:
     )
     spec = load_spec()
     operations = Operations(spec["paths"])
-    settle_handlers(spec)
     # Compact JSON by orjson: Connexion pretty-prints with the standard library by default.
     app = connexion.FlaskApp(
         __name__, jsonifier=OrjsonJsonifier(), middlewares=pipeline(settings, state, spec, operations)
@@ -116,6 +115,7 @@ def create_app(settings: Settings | None = None) -> connexion.FlaskApp:
             swagger_ui=settings.api_docs, serve_spec=False, spec_path=SPEC_JSON_PATH, swagger_ui_path="/api/ui"
         ),
     )
+    decorate_views(app.app)
     # Flask runs teardowns in reverse order and after-request hooks too: a keyed write's success
     # is stored before the request's commit, its refusal after the request's transaction ended.
     keep_refusals(app.app, state)

@@ -4,15 +4,17 @@ protocol's in tests/web/test_errors.py (they need uploads and a live server)."""
 
 from __future__ import annotations
 
-import inspect
 import logging
 
 import connexion
+from connexion.apps.flask import FlaskOperation
+from connexion.decorators import FlaskDecorator
 from connexion.middleware import MiddlewarePosition
 from connexion.resolver import Resolver
 
 from kindling.web.authentication import CREDENTIAL_KEY, Credential
 from kindling.web.overrides.connexion_log import LOGGER, NOTICE
+from kindling.web.overrides.decorated_views import decorate_views
 from kindling.web.overrides.security_handlers import security_map
 from tests.helpers import assert_envelope
 
@@ -44,13 +46,13 @@ def test_the_parameter_validator_names_every_fault(client, make):
     assert {(e["location"], e["field"]) for e in errors} == {("query", "limit"), ("query", "nope")}
 
 
-def test_connexion_passes_a_handler_the_arguments_its_settled_signature_names():
-    def handler(**arguments):
-        return {"received": sorted(arguments)}, 200
+def test_connexion_decorates_a_handler_on_every_request_and_the_override_once(monkeypatch):
+    """Connexion rebuilds the decorators each request (the reason for decorated_views); the
+    override builds them once, and the handler still receives the arguments Connexion passes."""
 
-    # What kindling.web.overrides.handler_signatures sets: were Connexion to look past it, the
-    # handler would receive both parameters.
-    handler.__signature__ = inspect.Signature([inspect.Parameter("flag", inspect.Parameter.KEYWORD_ONLY, default=None)])
+    def handler(flag=None):
+        return {"received": flag}, 200
+
     spec = {
         "openapi": "3.0.3",
         "info": {"title": "probe", "version": "1"},
@@ -58,18 +60,37 @@ def test_connexion_passes_a_handler_the_arguments_its_settled_signature_names():
             "/probe": {
                 "get": {
                     "operationId": "probe",
-                    "parameters": [
-                        {"name": "flag", "in": "query", "schema": {"type": "string"}},
-                        {"name": "other", "in": "query", "schema": {"type": "string"}},
-                    ],
+                    "parameters": [{"name": "flag", "in": "query", "schema": {"type": "integer"}}],
                     "responses": {"200": {"description": "ok"}},
                 }
             }
         },
     }
-    app = connexion.FlaskApp(__name__)
-    app.add_api(spec, resolver=Resolver(function_resolver=lambda _operation_id: handler))
-    assert app.test_client().get("/probe?flag=1&other=2").json() == {"received": ["flag"]}
+    built = []
+    decorate = FlaskDecorator.decorate
+    monkeypatch.setattr(
+        FlaskDecorator, "decorate", lambda self, function: built.append(function) or decorate(self, function)
+    )
+
+    def probe(override: bool) -> list:
+        built.clear()
+        app = connexion.FlaskApp(__name__)
+        app.add_api(spec, resolver=Resolver(function_resolver=lambda _operation_id: handler))
+        if override:
+            decorate_views(app.app)
+        client = app.test_client()
+        for flag in (1, 2, 3):
+            assert client.get(f"/probe?flag={flag}").json() == {"received": flag}
+        return list(built)
+
+    assert len(probe(override=False)) == 3
+    assert len(probe(override=True)) == 1
+
+
+def test_every_operation_view_of_the_app_is_decorated_once(client, app):
+    assert client.get("/api/health").status_code == 200
+    views = app.app.view_functions.values()
+    assert len(views) > 100 and not any(isinstance(view, FlaskOperation) for view in views)
 
 
 def test_responses_are_encoded_by_orjson(client, app):
