@@ -259,7 +259,11 @@ def wrk(url: str, method: str, body: dict | None, token: str | None, args, scrip
         str(script),
         url,
     ]
-    output = subprocess.run(command, capture_output=True, text=True, check=True).stdout
+    return wrk_figures(subprocess.run(command, capture_output=True, text=True, check=True).stdout)
+
+
+def wrk_figures(output: str) -> dict:
+    """Requests per second, p50 and p99 (ms) and non-2xx count from wrk's --latency output."""
     errors = re.search(r"Non-2xx or 3xx responses: (\d+)", output)
     return {
         "rps": float(re.search(r"Requests/sec:\s+([\d.]+)", output).group(1)),
