@@ -42,6 +42,7 @@ def keep_raw_form_bodies(flask_app: flask.Flask) -> None:
 
     @flask_app.before_request
     def keep() -> None:
-        if flask.request.mimetype == "application/x-www-form-urlencoded":
+        # The environ first: most requests carry no body, and parsing no header costs nothing.
+        if flask.request.environ.get("CONTENT_TYPE") and flask.request.mimetype == "application/x-www-form-urlencoded":
             # Werkzeug then parses the form from these cached bytes, not from the spent stream.
             flask.request.get_data(cache=True, parse_form_data=False)

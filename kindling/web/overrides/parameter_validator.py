@@ -10,6 +10,8 @@ those attributes.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from connexion.lifecycle import ConnexionRequest
 from connexion.utils import is_null, is_nullable
 from connexion.validators import ParameterValidator
@@ -25,23 +27,32 @@ class StructuredParameterValidator(ParameterValidator):
 
     def validate_request(self, request: ConnexionRequest) -> None:
         errors = []
-        if self.strict_validation:
+        # A source is parsed only when there is something in it to check: most requests carry no
+        # query string, and most operations declare no header parameter.
+        if self.strict_validation and request.scope.get("query_string"):
             extra = self.validate_query_parameter_list(request, security_params=self.security_query_params)
             errors += [
                 field_error("query", quoted(name), "is not a parameter of this operation") for name in sorted(extra)
             ]
-        sources = {
-            "query": request.query_params,
-            "path": request.path_params,
-            "header": request.headers,
-        }
-        for location, values in sources.items():
-            for param in self.parameters.get(location, []):
+        for location in ("query", "path", "header"):
+            declared = self.parameters.get(location)
+            if not declared:
+                continue
+            values = _source(request, location)
+            for param in declared:
                 name = param["name"]
                 value = values.get(name.replace("-", "_") if location == "path" else name)
                 errors += _parameter_errors(location, name, value, param)
         if errors:
             raise refused(errors)
+
+
+def _source(request: ConnexionRequest, location: str) -> Mapping[str, object]:
+    if location == "query":
+        return request.query_params
+    if location == "path":
+        return request.path_params
+    return request.headers
 
 
 def _parameter_errors(location: str, name: str, value: object, param: dict) -> list[dict]:
