@@ -17,7 +17,7 @@ change to the commit; the shorter that is, the nearer one organization comes to 
 3. Runs wrk on `POST /api/kindness`, each request taking the next of the eight senders' session
    tokens: into the one organization, then into the eight, `--rounds` times in turn.
 4. Prints requests per second of each, and the ratio one/eight of the round with the median
-   ratio. Target: at least 0.9. Exits 1 when it is missed or any request failed.
+   ratio. Target: at least 0.9. Exits 3 when it is missed, 1 when any request failed.
 """
 
 from __future__ import annotations
@@ -83,7 +83,9 @@ def main() -> int:
     for name, run in (("one organization", one_run), ("eight organizations", eight_run)):
         print(f"{name:<22} {run['rps']:>8.1f} {run['p50']:>8.2f} {run['p99']:>8.2f}")
     print(f"one / eight: {ratio:.2f} (target ≥ {TARGET}); non-2xx in all rounds: {errors}")
-    return 0 if ratio >= TARGET and errors == 0 else 1
+    if errors:
+        return 1
+    return 0 if ratio >= TARGET else 3  # 3: it ran, and the figure missed its target (README, Benchmarks)
 
 
 def one_organization(url: str) -> list[str]:
