@@ -80,11 +80,18 @@ def resolved(spec: dict, parameter: dict) -> dict:
     return parameter
 
 
+def linked(spec: dict, link: dict) -> dict:
+    """A link, or the shared one its `$ref` names."""
+    if "$ref" in link:
+        return spec["components"]["links"][link["$ref"].rsplit("/", 1)[1]]
+    return link
+
+
 def test_links_name_operations_and_their_parameters():
     spec = yaml.safe_load(SPEC.read_text())
     by_id = {operation["operationId"]: (path, operation) for path, _, operation in operations(spec)}
     links = [
-        (operation["operationId"], name, link)
+        (operation["operationId"], name, linked(spec, link))
         for _, _, operation in operations(spec)
         for response in operation["responses"].values()
         for name, link in response.get("links", {}).items()
