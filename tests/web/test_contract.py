@@ -12,11 +12,21 @@ with the auditor grant. schemathesis.toml reads the accounts from the file named
 from __future__ import annotations
 
 import datetime as dt
+import pathlib
 
 import pytest
 
 from kindling.platform.database import upgrade
-from tests.helpers.contract import SINGLE_OPERATION_PHASES, Api, accounts_file, failures, schemathesis
+from tests.helpers.contract import (
+    SINGLE_OPERATION_PHASES,
+    UNLINKED_OPERATIONS,
+    Api,
+    accounts_file,
+    failures,
+    reported_without_links,
+    schemathesis,
+    unlinked_operations,
+)
 
 SIGN_OUT = "sign_out"
 SCIM_PATHS = "^/scim/v2"
@@ -132,6 +142,15 @@ def populate(api: Api, database_url: str) -> dict[str, str]:
     return tokens
 
 
+def assert_linked(report: pathlib.Path) -> None:
+    """Every operation schemathesis found no data for is fed by a link, or is an exception."""
+    unfed = reported_without_links(report) - UNLINKED_OPERATIONS.keys()
+    assert not unfed, (
+        f"schemathesis got 404 after 404 from {sorted(unfed)}, and no link feeds them: link a response that carries "
+        "what they take, or list them in UNLINKED_OPERATIONS with the reason none does"
+    )
+
+
 @pytest.mark.live
 @pytest.mark.parametrize("account", ["consultant", "member", "manager", "auditor", "admin"])
 def test_every_operation_honours_the_contract(account, fresh_database_url, live_server, mailbox, tmp_path):
@@ -161,10 +180,19 @@ def test_every_operation_honours_the_contract(account, fresh_database_url, live_
     assert sign_out.returncode == 0, failures(sign_out)
     accounts = accounts_file(tmp_path, tokens[account], tokens["stranger"])
     # /scim/v2 takes an organization's SCIM token, not a session: its own test below.
+    report = tmp_path / "report.json"
     everything_but_sign_out = schemathesis(
-        server, accounts, ALL_PHASES, "--exclude-operation-id", SIGN_OUT, "--exclude-path-regex", SCIM_PATHS
+        server,
+        accounts,
+        ALL_PHASES,
+        "--exclude-operation-id",
+        SIGN_OUT,
+        "--exclude-path-regex",
+        SCIM_PATHS,
+        report=report,
     )
     assert everything_but_sign_out.returncode == 0, failures(everything_but_sign_out)
+    assert_linked(report)
 
 
 @pytest.mark.live
@@ -189,5 +217,23 @@ def test_every_scim_operation_honours_the_contract(fresh_database_url, live_serv
     }
     api.call("POST", "/scim/v2/Groups", scim_tokens[0], json=group)
     accounts = accounts_file(tmp_path, *scim_tokens)
-    run = schemathesis(server, accounts, ALL_PHASES, "--include-path-regex", SCIM_PATHS)
+    report = tmp_path / "report.json"
+    run = schemathesis(server, accounts, ALL_PHASES, "--include-path-regex", SCIM_PATHS, report=report)
     assert run.returncode == 0, failures(run)
+    assert_linked(report)
+
+
+def test_every_operation_that_takes_an_id_is_fed_by_a_link():
+    """Each id an operation takes comes from a response through an OpenAPI link, so that generated
+    clients and schemathesis's stateful phase reach it with a real record; or the operation is one
+    of the exceptions, with the reason no response carries it."""
+    unlinked = unlinked_operations()
+    unfed = {
+        operation: ids for operation, ids in sorted(unlinked.items()) if ids and operation not in UNLINKED_OPERATIONS
+    }
+    assert not unfed, (
+        "No link feeds the ids of these operations: link a response that carries them, or list the operation in "
+        f"UNLINKED_OPERATIONS with the reason none does: {unfed}"
+    )
+    assert not UNLINKED_OPERATIONS.keys() - unlinked.keys(), "Linked now (or gone), so no longer exceptions"
+    assert all(reason.strip() for reason in UNLINKED_OPERATIONS.values())
