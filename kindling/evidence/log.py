@@ -362,8 +362,10 @@ def require_consistent(db: Session, *, organization_id: str) -> dict:
 
 
 def _require_consistent(db: Session, organization_id: str) -> tuple[dict, tree.Recomputed]:
-    checkpoints.refuse_witnessed_fork(db, organization_id)
     result, rebuilt = _verify(db, organization_id)
+    if result["witnessFork"] is not None:
+        # The witness's own refusal, which names it, rather than the general one below.
+        checkpoints.refuse_witnessed_fork(db, organization_id)
     if not (result["intact"] and result["consistent"] and result["checkpointsConsistent"]):
         raise Conflict(
             "The evidence log is broken, the records do not match it, or it does not extend a checkpoint "
