@@ -116,8 +116,6 @@ def create_act(
     _check_recipient_address(db, caller=caller, recipient_id=recipient_id)
     organization_id = caller.member_of
     created_at = created_at or utcnow()
-    lock_organization(db, organization_id)
-    raised = _raise_ripple_counts(db, organization_id, sender_id=caller.user_id, at=created_at)
     act = KindnessAct(
         organization_id=organization_id,
         user_id=caller.user_id,
@@ -127,18 +125,25 @@ def create_act(
         verification_level=verification_level,
         verified_level=1,
         media=media or [],
-        ripple_count=_ripple_count(db, organization_id, recipient_id=recipient_id, at=created_at),
+        ripple_count=0,
         source=source,
         created_at=created_at,
         updated_at=created_at,
     )
     verification_status.refresh(db, act, decisions={})
     db.add(act)
+    # The act's own row needs no lock: written first, so that the organization's lock, which the
+    # ripple counts, tallies and log need, is held only from here to the commit.
+    db.flush()
+    lock_organization(db, organization_id)
+    raised = _raise_ripple_counts(db, organization_id, sender_id=caller.user_id, at=created_at)
+    passed_on = _ripple_count(db, organization_id, recipient_id=recipient_id, at=created_at)
+    if passed_on:
+        act.ripple_count = passed_on
     _add_to_tally(db, act, sign=1)
     for raised_category, count in raised.items():
         add_to_category_tally(db, organization_id, raised_category, ripple_sum=count)
     _count_recipient(db, organization_id, recipient_id)
-    db.flush()
     data: ActRecorded = {
         "requestedLevel": verification_level,
         "category": category,
@@ -157,7 +162,10 @@ def create_act(
     )
     kindness_stats.invalidate_after_commit(db, cache, organization_id)
     total = db.connection().scalar(_ACTS_TOTAL, {"organization": organization_id})
-    milestones.record_milestones(db, organization_id=organization_id, kindness_acts_total=total)
+    # Creates count one act at a time under the organization's lock, so only the one whose total
+    # is a threshold can reach it: the others need not read which milestones are on record.
+    if total in milestones.MILESTONES["kindness_acts"]:
+        milestones.record_milestones(db, organization_id=organization_id, kindness_acts_total=total)
     return act
 
 
