@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import datetime as dt
+import hashlib
+import json
 import uuid
 
 import pytest
@@ -9,7 +12,9 @@ import yaml
 from sqlalchemy import func, select
 
 from kindling.idempotency import responses
+from kindling.idempotency.models import IdempotentResponse
 from kindling.kindness.models import KindnessAct
+from kindling.platform.base import utcnow
 from kindling.web.app import SPEC
 
 ACT = {"description": "Covered a shift", "category": "peer_recognition", "verificationLevel": 1, "recipientId": "x-1"}
@@ -33,6 +38,11 @@ def acts(db) -> int:
 
 def keyed(account, key: str | None = None) -> dict:
     return {**account.headers, "Idempotency-Key": key or str(uuid.uuid4())}
+
+
+def stored(db, account, key: str) -> IdempotentResponse:
+    db.expire_all()
+    return db.get_one(IdempotentResponse, (account.user.id, key))
 
 
 def test_every_write_under_api_takes_a_key_unless_it_is_listed_with_its_reason():
@@ -140,3 +150,46 @@ def test_the_effect_and_the_stored_response_commit_together_or_not_at_all(client
     assert retry.status_code == 201
     assert "Idempotent-Replayed" not in retry.headers
     assert acts(db) == 1
+
+
+def test_the_key_is_stored_with_its_request_and_its_response(client, make, db):
+    member = make.member(make.admin())
+    key = str(uuid.uuid4())
+    body = json.dumps(ACT).encode()
+    first = client.post(
+        "/api/kindness", content=body, headers={**keyed(member, key), "Content-Type": "application/json"}
+    )
+    assert first.status_code == 201
+    row = stored(db, member, key)
+    assert (row.operation, row.body_sha256) == ("POST /api/kindness", hashlib.sha256(body).hexdigest())
+    assert (row.status, row.body) == (201, first.content)
+    assert row.headers == {"Content-Type": first.headers["content-type"]}
+    assert abs(utcnow() - row.created_at) < dt.timedelta(minutes=1)
+    # Stored as SQLAlchemy stores a time (on SQLite, text), so that the worker's and the expiry's
+    # comparisons of times find it.
+    assert db.scalar(select(IdempotentResponse.key).where(IdempotentResponse.created_at == row.created_at)) == key
+
+
+def test_a_key_is_new_again_once_its_day_has_passed(client, make, db):
+    member = make.member(make.admin())
+    key = str(uuid.uuid4())
+    assert client.post("/api/kindness", json=ACT, headers=keyed(member, key)).status_code == 201
+    stored(db, member, key).created_at -= responses.KEPT_FOR
+    db.flush()
+    again = client.post("/api/kindness", json={**ACT, "description": "Another act"}, headers=keyed(member, key))
+    assert again.status_code == 201
+    assert "Idempotent-Replayed" not in again.headers
+    assert acts(db) == 2
+    assert stored(db, member, key).body == again.content
+
+
+def test_the_worker_forgets_the_responses_older_than_a_day(client, make, db):
+    member = make.member(make.admin())
+    old, new = str(uuid.uuid4()), str(uuid.uuid4())
+    for key in (old, new):
+        assert client.post("/api/kindness", json=ACT, headers=keyed(member, key)).status_code == 201
+    stored(db, member, old).created_at = utcnow() - responses.KEPT_FOR - dt.timedelta(seconds=1)
+    db.flush()
+    responses.chore(db)
+    kept = db.scalars(select(IdempotentResponse.key).where(IdempotentResponse.user_id == member.user.id)).all()
+    assert kept == [new]
