@@ -84,6 +84,15 @@ _COUNT_RECIPIENT = (
     .values(acts=_recipient_tallies.c.acts + 1)
 )
 _ACTS_TOTAL = select(func.sum(_tallies.c.acts)).where(_tallies.c.organization_id == bindparam("organization"))
+# On PostgreSQL the three as one statement, the raise a CTE: each costs a round trip while the
+# organization's lock is held, and one organization's creates wait for each other's.
+_RAISED = _RAISE_RIPPLE_COUNTS.cte("raised")
+_SETTLE = select(
+    _PASSED_ON.scalar_subquery(),
+    _ACTS_TOTAL.scalar_subquery(),
+    select(func.array_agg(_RAISED.c.id)).scalar_subquery(),
+    select(func.array_agg(_RAISED.c.category)).scalar_subquery(),
+)
 # A page's acts, as named tuples of the table's columns. A SQLAlchemy Row looks each attribute up
 # on its class first and raises and catches an AttributeError there: reading an act's body from
 # a Row is what made a 100-act page slow (`python -m benchmarks.instructions`, with Rows and with these).
@@ -136,8 +145,9 @@ def create_act(
     # ripple counts, tallies and log need, is held only from here to the commit.
     db.flush()
     lock_organization(db, organization_id)
-    raised = _raise_ripple_counts(db, organization_id, sender_id=caller.user_id, at=created_at)
-    passed_on = _ripple_count(db, organization_id, recipient_id=recipient_id, at=created_at)
+    raised, passed_on, earlier = _settle_ripples(
+        db, organization_id, sender_id=caller.user_id, recipient_id=recipient_id, at=created_at
+    )
     if passed_on:
         act.ripple_count = passed_on
     _add_to_tally(db, act, sign=1)
@@ -161,7 +171,7 @@ def create_act(
         data=data,
     )
     kindness_stats.invalidate_after_commit(db, cache, organization_id)
-    total = db.connection().scalar(_ACTS_TOTAL, {"organization": organization_id})
+    total = earlier + 1
     # Creates count one act at a time under the organization's lock, so only the one whose total
     # is a threshold can reach it: the others need not read which milestones are on record.
     if total in milestones.MILESTONES["kindness_acts"]:
@@ -302,25 +312,38 @@ def list_acts(
     return pagination.cut(acts, limit=limit, position=lambda act: (act.created_at, act.id))
 
 
-def _raise_ripple_counts(
-    db: DbSession, organization_id: str, *, sender_id: str, at: dt.datetime
-) -> collections.Counter:
-    """Count an act sent at `at` towards the acts its sender received in the window before it."""
-    window = {"organization": organization_id, "sender": sender_id, "since": at - RIPPLE_WINDOW, "at": at}
+def _settle_ripples(
+    db: DbSession, organization_id: str, *, sender_id: str, recipient_id: str, at: dt.datetime
+) -> tuple[collections.Counter, int, int]:
+    """Under the organization's lock, for an act from `sender_id` to `recipient_id` at `at`: count
+    it towards the acts its sender received in the window before it, and read its own ripple count
+    and the organization's acts before it. The categories of the acts raised, min(10, acts
+    `recipient_id` sent in (at, at + 30 days]), and the organization's total of acts before this one."""
+    parameters = {
+        "organization": organization_id,
+        "sender": sender_id,
+        "recipient": recipient_id,
+        "since": at - RIPPLE_WINDOW,
+        "at": at,
+        "until": at + RIPPLE_WINDOW,
+    }
+    connection = db.connection()
+    if connection.dialect.name == "postgresql":
+        passed_on, earlier, act_ids, categories = connection.execute(_SETTLE, parameters).one()
+        raised_acts = list(zip(act_ids or (), categories or (), strict=True))
+    else:
+        # SQLite runs in the process: three statements cost no more than one.
+        raised_acts = list(connection.execute(_RAISE_RIPPLE_COUNTS, parameters))
+        passed_on = connection.execute(_PASSED_ON, parameters).scalar_one()
+        earlier = connection.execute(_ACTS_TOTAL, parameters).scalar_one()
     raised: collections.Counter = collections.Counter()
-    for act_id, category in db.connection().execute(_RAISE_RIPPLE_COUNTS, window):
+    for act_id, category in raised_acts:
         raised[category] += 1
         # An act this session holds (one a batch recorded before) reads its new count again.
         held = db.identity_map.get(db.identity_key(KindnessAct, act_id))
         if held is not None:
             db.expire(held, ["ripple_count"])
-    return raised
-
-
-def _ripple_count(db: DbSession, organization_id: str, *, recipient_id: str, at: dt.datetime) -> int:
-    """min(10, acts `recipient_id` sent in (at, at + 30 days])."""
-    parameters = {"organization": organization_id, "recipient": recipient_id, "at": at, "until": at + RIPPLE_WINDOW}
-    return db.connection().execute(_PASSED_ON, parameters).scalar_one()
+    return raised, passed_on, earlier or 0
 
 
 def _add_to_tally(db: DbSession, act: KindnessAct, *, sign: int) -> None:
