@@ -343,8 +343,8 @@ def seed(engine, name: str, count: int, *, mixed: bool) -> str:
         # head only advance one event at a time.
         cursor.execute("SET LOCAL session_replication_role = replica")
         cursor.execute(
-            "INSERT INTO evidence_heads (organization_id, seq, hash) VALUES (%s, %s, %s)",
-            (organization_id, loader.seq, loader.prev_hash),
+            "INSERT INTO evidence_heads (organization_id, seq, hash, frontier) VALUES (%s, %s, %s, %s)",
+            (organization_id, loader.seq, loader.prev_hash, loader.frontier.packed()),
         )
         raw.commit()
     finally:
@@ -508,7 +508,7 @@ def time_appends(engine, organization_id: str, count: int) -> dict[str, list[flo
     timings: dict[str, list[float]] = {"append": [], "append + commit": [], "append CPU (this process)": []}
     with engine.connect() as connection:
         before = connection.execute(
-            text("SELECT seq, hash FROM evidence_heads WHERE organization_id = :o"), {"o": organization_id}
+            text("SELECT seq, hash, frontier FROM evidence_heads WHERE organization_id = :o"), {"o": organization_id}
         ).one()
     try:
         _append(engine, organization_id, count, timings)
@@ -528,8 +528,8 @@ def time_appends(engine, organization_id: str, count: int) -> dict[str, list[flo
                 {"o": organization_id, "s": before.seq},
             )
             connection.execute(
-                text("UPDATE evidence_heads SET seq = :s, hash = :h WHERE organization_id = :o"),
-                {"o": organization_id, "s": before.seq, "h": before.hash},
+                text("UPDATE evidence_heads SET seq = :s, hash = :h, frontier = :f WHERE organization_id = :o"),
+                {"o": organization_id, "s": before.seq, "h": before.hash, "f": before.frontier},
             )
     return timings
 

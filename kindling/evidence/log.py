@@ -14,7 +14,7 @@ from kindling.errors import BadRequest, Conflict, invalid
 from kindling.evidence import checkpoints, merkle, tree, witnesses, witnessing
 from kindling.evidence.chain import ALGORITHM, GENESIS_HASH, body_hash, event_body, signed_bytes, timestamp
 from kindling.evidence.keys import Signer
-from kindling.evidence.models import EvidenceCheckpoint, EvidenceEvent, EvidenceHead
+from kindling.evidence.models import EvidenceCheckpoint, EvidenceEvent, EvidenceHead, EvidenceTreeNode
 from kindling.evidence.reconcile import RECORD_KINDS, reconcile
 from kindling.platform.base import utcnow
 from kindling.platform.destinations import DestinationPolicy
@@ -48,18 +48,20 @@ IMPORTED = event_type("imported", Imported)
 _events = typing.cast(Table, EvidenceEvent.__table__)
 _heads = typing.cast(Table, EvidenceHead.__table__)
 # Appends run in most writes, so their statements are built once.
+_nodes = typing.cast(Table, EvidenceTreeNode.__table__)
 _INSERT_EVENTS = insert(_events)
-# An update that changes nothing takes the row's lock (SQLite's write lock) at once.
+_INSERT_NODES = insert(_nodes)
+# PostgreSQL locks the row without writing a version of it (SQLite's transactions hold its one
+# writer lock from their start).
 _LOCK_HEAD = (
-    update(_heads)
+    select(_heads.c.seq, _heads.c.hash, _heads.c.frontier)
     .where(_heads.c.organization_id == bindparam("organization"))
-    .values(seq=_heads.c.seq)
-    .returning(_heads.c.seq, _heads.c.hash)
+    .with_for_update(key_share=True)
 )
 _ADVANCE_HEAD = (
     update(_heads)
     .where(_heads.c.organization_id == bindparam("organization"))
-    .values(seq=bindparam("seq"), hash=bindparam("hash"))
+    .values(seq=bindparam("seq"), hash=bindparam("hash"), frontier=bindparam("frontier"))
 )
 _STREAM_BATCH = 5000
 # Seqs one statement scans for the few events of no record (about 0.5 s of PostgreSQL's time on
@@ -119,10 +121,9 @@ def append_all(db: Session, *, organization_id: str, entries: typing.Sequence[En
             raise ValueError(f"unknown evidence event type {entry.type!r}")
     if not entries:
         return []
-    seq, prev_hash = _advance_head(db, organization_id)
-    first_seq = seq
+    seq, prev_hash, frontier = _advance_head(db, organization_id)
     occurred_at = utcnow()
-    events, rows, hashes = [], [], []
+    events, rows, nodes = [], [], []
     for entry in entries:
         kind, subject_id = entry.subject
         event = event_body(
@@ -144,29 +145,33 @@ def append_all(db: Session, *, organization_id: str, entries: typing.Sequence[En
                 "hash": digest,
             }
         )
-        hashes.append(digest)
+        nodes.extend(tree.grow(frontier, organization_id=organization_id, hash_=digest))
         seq, prev_hash = seq + 1, digest
     db.execute(_INSERT_EVENTS, rows)
-    tree.extend(db, organization_id=organization_id, size=first_seq - 1, hashes=hashes)
+    db.execute(_INSERT_NODES, nodes)
     # The one change the head row accepts (on PostgreSQL a trigger refuses any other): an advance
-    # over the run of events just appended.
+    # over the run of events just appended, with the tree's frontier after them.
     last = events[-1]
-    db.execute(_ADVANCE_HEAD, {"organization": organization_id, "seq": last["seq"], "hash": last["hash"]})
+    db.execute(
+        _ADVANCE_HEAD,
+        {"organization": organization_id, "seq": last["seq"], "hash": last["hash"], "frontier": frontier.packed()},
+    )
     return events
 
 
-def _advance_head(db: Session, organization_id: str) -> tuple[int, str]:
-    """The next seq and the hash it chains from, with the head row locked until the transaction ends."""
+def _advance_head(db: Session, organization_id: str) -> tuple[int, str, merkle.Frontier]:
+    """The next seq, the hash it chains from and the tree's frontier it extends, with the head row
+    locked until the transaction ends."""
     row = db.execute(_LOCK_HEAD, {"organization": organization_id}).one_or_none()
     if row is None:
         dialect = postgresql if db.get_bind().dialect.name == "postgresql" else sqlite
         db.execute(
             dialect.insert(_heads)
-            .values(organization_id=organization_id, seq=0, hash=GENESIS_HASH)
+            .values(organization_id=organization_id, seq=0, hash=GENESIS_HASH, frontier=b"")
             .on_conflict_do_nothing()
         )
         row = db.execute(_LOCK_HEAD, {"organization": organization_id}).one()
-    return row.seq + 1, row.hash
+    return row.seq + 1, row.hash, tree.frontier(db, organization_id=organization_id, size=row.seq, packed=row.frontier)
 
 
 def _range(statement: Select, since: dt.datetime | None, until: dt.datetime | None, location: str) -> Select:

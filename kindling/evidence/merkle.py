@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterable
 Nodes = Callable[[Iterable[tuple[int, int]]], dict[tuple[int, int], bytes]]
 
 EMPTY_ROOT = hashlib.sha256(b"").digest()
+HASH_SIZE = 32
 
 
 def leaf_hash(leaf: bytes) -> bytes:
@@ -41,6 +42,15 @@ class Frontier:
         self.nodes = list(nodes)
         if len(self.nodes) != size.bit_count():
             raise ValueError(f"a frontier of {size} leaves has {size.bit_count()} nodes")
+
+    @classmethod
+    def unpack(cls, size: int, packed: bytes) -> Frontier:
+        """The frontier of `size` leaves whose hashes `packed` holds one after another, as `packed()` gives them."""
+        return cls(size, (packed[start : start + HASH_SIZE] for start in range(0, len(packed), HASH_SIZE)))
+
+    def packed(self) -> bytes:
+        """The hashes, largest subtree first, one after another."""
+        return b"".join(self.nodes)
 
     def append(self, leaf_hash_: bytes) -> list[tuple[int, int, bytes]]:
         """Add a leaf's hash; the complete subtrees it completes, as (level, index, hash), itself first."""

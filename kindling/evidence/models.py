@@ -42,13 +42,17 @@ class EvidenceEvent(Base):
 
 
 class EvidenceHead(Base):
-    """The last event of an organization's chain; its row lock makes `seq` gap-free."""
+    """The last event of an organization's chain; its row lock makes `seq` gap-free. `frontier`
+    packs the hashes of the complete subtrees covering the tree's `seq` leaves, largest first
+    (kindling/evidence/merkle.py, Frontier), so that an append need not read them; None where not
+    known, and then read from the nodes."""
 
     __tablename__ = "evidence_heads"
 
     organization_id: Mapped[str] = mapped_column(ForeignKey("organizations.id"), primary_key=True)
     seq: Mapped[int] = mapped_column(BigInteger)
     hash: Mapped[str] = mapped_column(String(64))
+    frontier: Mapped[bytes | None] = mapped_column(LargeBinary)
 
 
 class EvidenceTreeNode(Base):

@@ -1,8 +1,8 @@
 """Each organization's log as an RFC 9162 tree, kept in `evidence_tree_nodes` (docs/evidence.md, "The tree").
 
-An append writes the leaf and the complete subtrees it completes (two rows on average) after
-reading the frontier it extends (at most log2 n rows, in one statement); a proof or a root reads
-O(log n) nodes in one statement.
+An append writes the leaf and the complete subtrees it completes (two rows on average), growing
+the frontier the head row keeps (kindling/evidence/log.py); a proof or a root reads O(log n)
+nodes in one statement.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import base64
 import typing
 from collections.abc import Iterable
 
-from sqlalchemy import Table, bindparam, insert, select, tuple_
+from sqlalchemy import Table, bindparam, select, tuple_
 from sqlalchemy.orm import Session
 
 from kindling.errors import BadRequest
@@ -20,7 +20,6 @@ from kindling.evidence.models import EvidenceEvent, EvidenceTreeNode
 
 _nodes = typing.cast(Table, EvidenceTreeNode.__table__)
 _events = typing.cast(Table, EvidenceEvent.__table__)
-_INSERT_NODES = insert(_nodes)
 # Built once: every append reads its frontier with it.
 _READ_NODES = select(_nodes.c.level, _nodes.c.position, _nodes.c.hash).where(
     _nodes.c.organization_id == bindparam("organization"),
@@ -46,18 +45,24 @@ def reader(db: Session, organization_id: str) -> merkle.Nodes:
     return read
 
 
-def extend(db: Session, *, organization_id: str, size: int, hashes: list[str]) -> None:
-    """Append the leaves of the events whose (hex) hashes these are to the organization's tree of
-    `size` leaves, in the caller's transaction."""
-    read = reader(db, organization_id)
+def frontier(db: Session, *, organization_id: str, size: int, packed: bytes | None) -> merkle.Frontier:
+    """The frontier of the organization's tree of `size` leaves: as the head row packs it, or, when
+    it holds none or one that does not fit the size (a head row someone moved), as the stored
+    nodes have it."""
+    if packed is not None and len(packed) == merkle.HASH_SIZE * size.bit_count():
+        return merkle.Frontier.unpack(size, packed)
     wanted = merkle.frontier_nodes(size)
-    found = read(wanted)
-    frontier = merkle.Frontier(size, (found[node] for node in wanted))
-    rows = []
-    for hash_ in hashes:
-        for level, position, node in frontier.append(merkle.leaf_hash(bytes.fromhex(hash_))):
-            rows.append({"organization_id": organization_id, "level": level, "position": position, "hash": node})
-    db.execute(_INSERT_NODES, rows)
+    found = reader(db, organization_id)(wanted)
+    return merkle.Frontier(size, (found[node] for node in wanted))
+
+
+def grow(frontier: merkle.Frontier, *, organization_id: str, hash_: str) -> list[dict]:
+    """Append the leaf of the event whose (hex) hash this is to `frontier`; the rows of the nodes
+    it completes, to store in the event's transaction."""
+    return [
+        {"organization_id": organization_id, "level": level, "position": position, "hash": node}
+        for level, position, node in frontier.append(merkle.leaf_hash(bytes.fromhex(hash_)))
+    ]
 
 
 def root(db: Session, *, organization_id: str, size: int) -> bytes:

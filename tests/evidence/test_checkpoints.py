@@ -11,13 +11,13 @@ import json
 import urllib.parse
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
-from sqlalchemy import select, text
+from sqlalchemy import insert, select, text
 
-from kindling.evidence import checkpoints, notes, tree
+from kindling.evidence import checkpoints, merkle, notes, tree
 from kindling.evidence import log as evidence
 from kindling.evidence.chain import event_hash, timestamp
 from kindling.evidence.keys import Signer
-from kindling.evidence.models import EvidenceCheckpoint
+from kindling.evidence.models import EvidenceCheckpoint, EvidenceTreeNode
 from kindling.evidence.signing import signer_for
 from kindling.outbox.models import WebhookEvent
 from tests.helpers import rfc9162
@@ -131,12 +131,20 @@ def shorten(tamper, organization_id: str, seq: int) -> None:
     )
 
 
-def rebuild_tree(db, organization_id: str) -> None:
-    """The node table rebuilt from the events as they now are (it was emptied before)."""
+def rebuild_tree(db, tamper, organization_id: str) -> None:
+    """The node table rebuilt from the events as they now are (it was emptied before), and the
+    head row's frontier with it."""
     hashes = db.scalars(
         text("SELECT hash FROM evidence_events WHERE organization_id = :org ORDER BY seq"), {"org": organization_id}
     ).all()
-    tree.extend(db, organization_id=organization_id, size=0, hashes=list(hashes))
+    frontier = merkle.Frontier()
+    nodes = [row for hash_ in hashes for row in tree.grow(frontier, organization_id=organization_id, hash_=hash_)]
+    db.execute(insert(EvidenceTreeNode), nodes)
+    tamper(
+        "UPDATE evidence_heads SET frontier = :frontier WHERE organization_id = :org",
+        frontier=frontier.packed(),
+        org=organization_id,
+    )
 
 
 def rewrite(db, tamper, organization_id: str) -> None:
@@ -159,7 +167,7 @@ def rewrite(db, tamper, organization_id: str) -> None:
             seq=event["seq"],
         )
     tamper("UPDATE evidence_heads SET hash = :hash WHERE organization_id = :org", hash=prev_hash, org=organization_id)
-    rebuild_tree(db, organization_id)
+    rebuild_tree(db, tamper, organization_id)
 
 
 def assert_refused(client, admin, checkpoint: dict) -> None:
@@ -199,7 +207,7 @@ def test_a_shortened_log_is_refused_and_raises_the_fork_alarm(client, db, logged
     [checkpoint] = listed(client, logged)
     assert checkpoint["treeSize"] == size + 1
     shorten(tamper, logged.organization_id, size + 1)
-    rebuild_tree(db, logged.organization_id)
+    rebuild_tree(db, tamper, logged.organization_id)
     assert_refused(client, logged, checkpoint)
     # The worker's round finds it, signs nothing and raises the alarm, once. (A round covers every
     # organization: others the database holds may get theirs.)
@@ -221,7 +229,7 @@ def test_a_shortened_log_with_its_checkpoints_gone_is_caught_offline(
     export(client, logged)
     [older] = listed(client, logged)
     shorten(tamper, logged.organization_id, size + 1)
-    rebuild_tree(db, logged.organization_id)
+    rebuild_tree(db, tamper, logged.organization_id)
     tamper("DELETE FROM evidence_checkpoints WHERE organization_id = :org", org=logged.organization_id)
     shortened = export(client, logged)  # nothing left inside Kindling remembers
     assert verify_offline_with_key(tmp_path, capsys, client, shortened)[0] == 0

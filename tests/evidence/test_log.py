@@ -447,7 +447,7 @@ def test_the_service_only_ever_inserts_into_the_log(client, make, db, runtime):
     # The two people's joining, the act, its level-2 confirmation, its change, the check-in, its check-out.
     assert statements.count("INSERT") == 7
     assert set(statements) == {"INSERT", "SELECT"}
-    # The tree too: one insert per append, after one read of the frontier it extends.
+    # The tree too: one insert per append (the frontier it extends is the head row's).
     assert tree_statements.count("INSERT") == statements.count("INSERT")
     assert set(tree_statements) == {"INSERT", "SELECT"}
 
