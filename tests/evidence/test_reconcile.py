@@ -169,13 +169,24 @@ def test_one_append_of_several_events_advances_the_head_over_them(db, reported):
     assert (head.seq, head.hash) == (appended[-1]["seq"], appended[-1]["hash"])
 
 
-def test_postgresql_refuses_an_advance_over_a_run_with_a_broken_link(db, reported):
+@pytest.mark.parametrize(
+    "links",
+    [
+        # A run whose second event does not chain to its first.
+        [None, "f" * 64],
+        # One event that does not chain to the head (the trigger's check of a single step).
+        ["f" * 64],
+    ],
+)
+def test_postgresql_refuses_an_advance_to_events_with_a_broken_link(db, reported, links):
     if db.get_bind().dialect.name != "postgresql":
         pytest.skip("the trigger exists on PostgreSQL")
     organization_id = reported.organization_id
     head = evidence.last_event(db, organization_id=organization_id)
     savepoint = db.begin_nested()
-    for seq, prev_hash in ((head["seq"] + 1, head["hash"]), (head["seq"] + 2, "f" * 64)):
+    last = head["seq"] + len(links)
+    for seq, prev_hash in zip(range(head["seq"] + 1, last + 1), links, strict=True):
+        prev_hash = prev_hash or head["hash"]
         db.execute(
             text(
                 "INSERT INTO evidence_events (organization_id, seq, type, subject_kind, subject_id, data, occurred_at, "
@@ -186,7 +197,7 @@ def test_postgresql_refuses_an_advance_over_a_run_with_a_broken_link(db, reporte
     with pytest.raises(Exception) as refused_change:
         db.execute(
             text("UPDATE evidence_heads SET seq = :seq, hash = :hash WHERE organization_id = :org"),
-            {"org": organization_id, "seq": head["seq"] + 2, "hash": f"{head['seq'] + 2:064x}"},
+            {"org": organization_id, "seq": last, "hash": f"{last:064x}"},
         )
     savepoint.rollback()
     assert getattr(refused_change.value.orig, "pgcode", None) == "42501"
