@@ -47,8 +47,8 @@ IMPORTED = event_type("imported", Imported)
 # A declarative class's table is a Table; SQLAlchemy types `__table__` as any FromClause.
 _events = typing.cast(Table, EvidenceEvent.__table__)
 _heads = typing.cast(Table, EvidenceHead.__table__)
-# Appends run in most writes, so their statements are built once.
 _nodes = typing.cast(Table, EvidenceTreeNode.__table__)
+# Appends run in most writes, so their statements are built once.
 _INSERT_EVENTS = insert(_events)
 _INSERT_NODES = insert(_nodes)
 # PostgreSQL locks the row without writing a version of it (SQLite's transactions hold its one

@@ -20,7 +20,7 @@ from kindling.evidence.models import EvidenceEvent, EvidenceTreeNode
 
 _nodes = typing.cast(Table, EvidenceTreeNode.__table__)
 _events = typing.cast(Table, EvidenceEvent.__table__)
-# Built once: every append reads its frontier with it.
+# Built once: every proof and root reads its nodes with it.
 _READ_NODES = select(_nodes.c.level, _nodes.c.position, _nodes.c.hash).where(
     _nodes.c.organization_id == bindparam("organization"),
     tuple_(_nodes.c.level, _nodes.c.position).in_(bindparam("nodes", expanding=True)),

@@ -8,7 +8,8 @@ import hashlib
 import pytest
 
 from kindling.evidence import log as evidence
-from kindling.evidence import merkle
+from kindling.evidence import merkle, tree
+from kindling.evidence.models import EvidenceHead
 from tests.helpers import assert_envelope, rfc9162
 
 # RFC 6962's example tree of eight entries (the Certificate Transparency test data).
@@ -155,6 +156,22 @@ def grown(make, db):
     events, _ = evidence.list_events(db, organization_id=admin.organization_id)
     assert len(events) == EVENTS
     return admin, rfc9162.event_leaves(events)
+
+
+def test_the_head_row_keeps_the_frontier_the_events_make(db, grown):
+    admin, leaves = grown
+    frontier = merkle.Frontier()
+    for leaf in leaves:
+        frontier.append(merkle.leaf_hash(leaf))
+    assert db.get(EvidenceHead, admin.organization_id).frontier == frontier.packed()
+
+
+@pytest.mark.parametrize("packed", [None, b"", bytes(32)], ids=["none", "empty", "a size's too few"])
+def test_a_frontier_that_does_not_fit_the_head_is_read_from_the_nodes(db, grown, packed):
+    admin, _ = grown
+    kept = db.get(EvidenceHead, admin.organization_id).frontier
+    read = tree.frontier(db, organization_id=admin.organization_id, size=EVENTS, packed=packed)
+    assert (read.size, read.packed()) == (EVENTS, kept)
 
 
 def test_inclusion_proofs_over_http_prove_every_event_in_every_tree(client, grown):

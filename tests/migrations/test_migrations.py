@@ -633,6 +633,48 @@ def test_0025_builds_the_tree_of_every_existing_log_and_the_root_of_every_checkp
     ) == rfc9162.mth(leaves)
 
 
+def test_0034_keeps_each_logs_frontier_in_its_head_row(fresh_database_url):
+    from kindling.evidence import log as evidence
+    from kindling.evidence import merkle
+
+    url = fresh_database_url
+    upgrade(url)
+    engine = make_engine(url)
+    try:
+        with make_session_factory(engine)() as session:
+            old = factories.Factories(session, MemoryCache())
+            admin = old.admin()
+            for _ in range(6):
+                old.activity.act(admin)
+            session.commit()
+            organization_id = admin.organization_id
+        command.downgrade(alembic_config(url), "0033")
+        upgrade(url)
+        with make_session_factory(engine)() as session:
+            events, _ = evidence.list_events(session, organization_id=organization_id, limit=1000)
+            kept = session.scalar(
+                text("SELECT frontier FROM evidence_heads WHERE organization_id = :org"), {"org": organization_id}
+            )
+            # The next append extends the kept frontier, and the log still verifies.
+            evidence.append(
+                session,
+                organization_id=organization_id,
+                type=evidence.IMPORTED,
+                subject=("act", "after"),
+                actor_id=None,
+                data={"recordedAt": "2026-01-01T00:00:00.000000Z"},
+            )
+            session.commit()
+            verified = evidence.verify(session, organization_id=organization_id)
+    finally:
+        engine.dispose()
+    frontier = merkle.Frontier()
+    for event in events:
+        frontier.append(merkle.leaf_hash(bytes.fromhex(event["hash"])))
+    assert len(events) > 6 and bytes(kept) == frontier.packed()
+    assert verified["intact"] and verified["tree"]["size"] == len(events) + 1, verified
+
+
 def test_0031_keeps_each_organizations_currency_as_its_reporting_currency_and_its_programs(fresh_database_url):
     """Every amount stored before stays in the currency it was in: the organization's one currency
     becomes its reporting currency, and its giving programs take it as theirs."""
