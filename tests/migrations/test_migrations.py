@@ -584,21 +584,26 @@ def test_0029_logs_each_person_without_a_joining_and_each_request_without_its_cr
     ]
 
 
+def _organization_with_six_acts(url: str, engine) -> str:
+    """The id of an organization with six acts, in the migrated database at `url`."""
+    upgrade(url)
+    with make_session_factory(engine)() as session:
+        made = factories.Factories(session, MemoryCache())
+        admin = made.admin()
+        for _ in range(6):
+            made.activity.act(admin)
+        session.commit()
+        return admin.organization_id
+
+
 def test_0025_builds_the_tree_of_every_existing_log_and_the_root_of_every_checkpoint(fresh_database_url):
     from kindling.evidence import log as evidence
     from tests.helpers import rfc9162
 
     url = fresh_database_url
-    upgrade(url)
     engine = make_engine(url)
     try:
-        with make_session_factory(engine)() as session:
-            old = factories.Factories(session, MemoryCache())
-            admin = old.admin()
-            for _ in range(6):
-                old.activity.act(admin)
-            session.commit()
-            organization_id = admin.organization_id
+        organization_id = _organization_with_six_acts(url, engine)
         command.downgrade(alembic_config(url), "0024")
         with engine.begin() as connection:
             hashes = (
@@ -638,16 +643,9 @@ def test_0034_keeps_each_logs_frontier_in_its_head_row(fresh_database_url):
     from kindling.evidence import merkle
 
     url = fresh_database_url
-    upgrade(url)
     engine = make_engine(url)
     try:
-        with make_session_factory(engine)() as session:
-            old = factories.Factories(session, MemoryCache())
-            admin = old.admin()
-            for _ in range(6):
-                old.activity.act(admin)
-            session.commit()
-            organization_id = admin.organization_id
+        organization_id = _organization_with_six_acts(url, engine)
         command.downgrade(alembic_config(url), "0033")
         upgrade(url)
         with make_session_factory(engine)() as session:
