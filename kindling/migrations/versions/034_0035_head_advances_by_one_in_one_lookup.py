@@ -26,7 +26,7 @@ BEGIN
     RETURN NEW;
   END IF;
   IF TG_OP = 'UPDATE' AND NEW.organization_id = OLD.organization_id THEN
-    -- A lock, or the frontier alone: the chain's head is where it was.
+    -- The frontier alone (0034 fills it in): the chain's head is where it was.
     IF NEW.seq = OLD.seq AND NEW.hash = OLD.hash THEN
       RETURN NEW;
     END IF;
