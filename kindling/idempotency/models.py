@@ -11,7 +11,7 @@ from kindling.platform.base import Base, utcnow
 
 
 class IdempotentResponse(Base):
-    """A key claimed by its first request, and that request's response, stored with its effect."""
+    """A key's first request and its response, stored with its effect."""
 
     __tablename__ = "idempotent_responses"
 
@@ -21,7 +21,6 @@ class IdempotentResponse(Base):
     # "POST /api/kindness/…", path parameters included.
     operation: Mapped[str] = mapped_column(String(2100))
     body_sha256: Mapped[str] = mapped_column(String(64))
-    # None while the key's first request runs.
     status: Mapped[int | None] = mapped_column(Integer)
     headers: Mapped[dict | None] = mapped_column(JSON)
     body: Mapped[bytes | None] = mapped_column(LargeBinary)

@@ -1,10 +1,10 @@
 """Finding, keeping and forgetting the responses of keyed writes (docs/decisions.md §16).
 
-A key is the caller's: two people may use the same one. A keyed write claims its key in its own
-transaction (under an advisory lock on PostgreSQL, so that a second request meets the lock rather
-than waiting for the first; SQLite's single writer queues the second request behind the first),
-and stores its response in that claim, so that the effect and the stored response commit
-together or not at all.
+A key is the caller's: two people may use the same one. A keyed write looks its key up in its
+own transaction (under an advisory lock on PostgreSQL, so that a second request meets the lock
+rather than waiting for the first; SQLite's single writer queues the second request behind the
+first), and stores its response in that transaction, so that the effect and the stored response
+commit together or not at all.
 """
 
 from __future__ import annotations
@@ -16,7 +16,6 @@ import typing
 from collections.abc import Callable
 
 from sqlalchemy import Dialect, delete
-from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session
 from sqlalchemy.types import TypeEngine
 
@@ -58,103 +57,80 @@ def key_in_use() -> Conflict:
 
 
 def begin(db: Session, attempt: Attempt, *, now: dt.datetime) -> Answer | None:
-    """What the key's first request answered, to answer again; None when the key is new, which
-    the transaction of `db` then holds until it ends."""
+    """What the key's first request answered, to answer again; None when the key is new (or its
+    day has passed), which the transaction of `db` then holds until it ends."""
     connection = db.connection()
     statements = _statements(connection.dialect)
-    claim = _claim(attempt, statements.created_at(now))
+    looked_up = {"user_id": attempt.user_id, "key": attempt.key, "expired": statements.created_at(now - KEPT_FOR)}
     if connection.dialect.name == "postgresql":
-        claim["lock"] = _lock(attempt)
-    # One statement for a new key: the lock, then the claim of the key in this transaction.
-    if connection.exec_driver_sql(statements.claim, claim).rowcount:
+        looked_up["lock"] = _lock(attempt)
+    # One statement: the lock, and what is stored for the key (a row of nulls for nothing).
+    held, operation, body_sha256, status, headers, body, fresh = connection.exec_driver_sql(
+        statements.find, looked_up
+    ).one()
+    if not held:
+        raise key_in_use()
+    if operation is None or not fresh:
         return None
-    stored = db.get(IdempotentResponse, (attempt.user_id, attempt.key), populate_existing=True)
-    if stored is None or stored.status is None:
-        raise key_in_use()  # claimed by a transaction still running
-    if stored.created_at <= now - KEPT_FOR:
-        # Expired, and not yet forgotten by the worker: the key is new again.
-        for name, value in _claim(attempt, now).items():
-            setattr(stored, name, value)
-        stored.status = stored.headers = stored.body = None
-        db.flush()
-        return None
-    if (stored.operation, stored.body_sha256) != (attempt.operation, attempt.body_sha256):
+    if (operation, body_sha256) != (attempt.operation, attempt.body_sha256):
         raise IdempotencyKeyReused("This Idempotency-Key was used for another request: use a new key for a new request")
-    return Answer(stored.status, stored.headers or {}, stored.body or b"")
+    return Answer(status, statements.read_headers(headers) or {}, body or b"")
 
 
-def keep(db: Session, attempt: Attempt, answer: Answer) -> None:
-    """Store the answer in the key's claim, in the transaction of the answer's effect."""
+def keep(db: Session, attempt: Attempt, answer: Answer, *, now: dt.datetime) -> bool:
+    """Store the answer in the transaction of `db`, replacing one whose day has passed; False,
+    storing nothing, when another request stored an answer for the key after this one looked it
+    up (on PostgreSQL, one that committed while `begin`'s statement waited for the lock). The
+    caller then rolls its effect back."""
     connection = db.connection()
     statements = _statements(connection.dialect)
-    connection.exec_driver_sql(
-        statements.keep,
-        {
-            "user_id": attempt.user_id,
-            "key": attempt.key,
-            "status": answer.status,
-            "headers": statements.headers(answer.headers),
-            "body": answer.body,
-        },
-    )
-
-
-def keep_refusal(db: Session, attempt: Attempt, answer: Answer, *, now: dt.datetime) -> None:
-    """Store a refusal, in a transaction of its own once the request's has rolled back its claim;
-    a request that claimed the key meanwhile keeps it."""
-    db.execute(
-        _insert(db)
-        .values(**_claim(attempt, now), status=answer.status, headers=answer.headers, body=answer.body)
-        .on_conflict_do_nothing()
-    )
-
-
-def _claim(attempt: Attempt, created_at: object) -> dict:
-    """The columns of a key's claim."""
-    return {
+    kept = {
         "user_id": attempt.user_id,
         "key": attempt.key,
         "operation": attempt.operation,
         "body_sha256": attempt.body_sha256,
-        "created_at": created_at,
+        "created_at": statements.created_at(now),
+        "expired": statements.created_at(now - KEPT_FOR),
+        "status": answer.status,
+        "headers": statements.headers(answer.headers),
+        "body": answer.body,
     }
-
-
-def _insert(db: Session) -> postgresql.Insert | sqlite.Insert:
-    """An INSERT of a response in the dialect of `db`, which can skip a conflicting key."""
-    insert = postgresql.insert if db.get_bind().dialect.name == "postgresql" else sqlite.insert
-    return insert(IdempotentResponse)
+    return connection.exec_driver_sql(statements.keep, kept).rowcount == 1
 
 
 @dataclasses.dataclass(frozen=True)
 class _Statements:
-    """A dialect's claim of a key and keep of its answer, in its driver's own SQL, and the
+    """A dialect's lookup of a key and keep of its answer, in its driver's own SQL, and the
     conversions SQLAlchemy makes of the values that need one. Run by `exec_driver_sql`, which
     skips the compiled-statement cache and the processing of every parameter: a Core statement
     here cost some 90,000 more instructions (callgrind) of a request that has two of them."""
 
-    # Skipped when the key is taken (on PostgreSQL, also while its lock is).
-    claim: str
+    find: str
     keep: str
     created_at: Callable[[dt.datetime], object]
     headers: Callable[[dict], object]
+    read_headers: Callable[[object], dict | None]
 
 
-_COLUMNS = "user_id, key, operation, body_sha256, created_at"
+_STORED = "operation, body_sha256, status, headers, body"
+_COLUMNS = "user_id, key, operation, body_sha256, created_at, status, headers, body"
+_REPLACED = ", ".join(f"{column} = excluded.{column}" for column in _COLUMNS.split(", ")[2:])
 _SQL = {
+    # The lookup joins the stored row to a row of its own, so that it answers the lock's outcome
+    # whether or not a row is stored.
     "postgresql": (
-        f"INSERT INTO idempotent_responses ({_COLUMNS})"
-        " SELECT %(user_id)s, %(key)s, %(operation)s, %(body_sha256)s, %(created_at)s"
-        " WHERE pg_try_advisory_xact_lock(%(lock)s) ON CONFLICT DO NOTHING",
-        "UPDATE idempotent_responses SET status = %(status)s, headers = %(headers)s::json, body = %(body)s"
-        " WHERE user_id = %(user_id)s AND key = %(key)s",
+        f"SELECT pg_try_advisory_xact_lock(%(lock)s), {_STORED}, created_at > %(expired)s"
+        " FROM (SELECT) AS one LEFT JOIN idempotent_responses ON user_id = %(user_id)s AND key = %(key)s",
+        f"INSERT INTO idempotent_responses ({_COLUMNS}) VALUES (%(user_id)s, %(key)s, %(operation)s,"
+        " %(body_sha256)s, %(created_at)s, %(status)s, %(headers)s::json, %(body)s)"
+        f" ON CONFLICT (user_id, key) DO UPDATE SET {_REPLACED} WHERE idempotent_responses.created_at <= %(expired)s",
     ),
-    # SQLite reads INSERT … SELECT … ON CONFLICT only with a WHERE clause.
     "sqlite": (
+        f"SELECT true, {_STORED}, created_at > :expired"
+        " FROM (SELECT 1) AS one LEFT JOIN idempotent_responses ON user_id = :user_id AND key = :key",
         f"INSERT INTO idempotent_responses ({_COLUMNS})"
-        " SELECT :user_id, :key, :operation, :body_sha256, :created_at WHERE true ON CONFLICT DO NOTHING",
-        "UPDATE idempotent_responses SET status = :status, headers = :headers, body = :body"
-        " WHERE user_id = :user_id AND key = :key",
+        " VALUES (:user_id, :key, :operation, :body_sha256, :created_at, :status, :headers, :body)"
+        f" ON CONFLICT (user_id, key) DO UPDATE SET {_REPLACED} WHERE idempotent_responses.created_at <= :expired",
     ),
 }
 _BY_DIALECT: dict[str, _Statements] = {}
@@ -166,9 +142,14 @@ def _statements(dialect: Dialect) -> _Statements:
     statements = _BY_DIALECT.get(dialect.name)
     if statements is None:
         columns = IdempotentResponse.__table__.c
-        claim, keep = _SQL[dialect.name]
+        find, keep = _SQL[dialect.name]
+        headers = columns.headers.type.dialect_impl(dialect)
         statements = _BY_DIALECT[dialect.name] = _Statements(
-            claim, keep, _converter(columns.created_at.type, dialect), _converter(columns.headers.type, dialect)
+            find,
+            keep,
+            _converter(columns.created_at.type, dialect),
+            _converter(columns.headers.type, dialect),
+            headers.result_processor(dialect, None) or _unchanged,
         )
     return statements
 
@@ -176,7 +157,11 @@ def _statements(dialect: Dialect) -> _Statements:
 def _converter(type_: TypeEngine, dialect: Dialect) -> Callable[[typing.Any], object]:
     """What SQLAlchemy makes of a value of the column type `type_` for `dialect` (on SQLite, a
     timestamp's text)."""
-    return type_.dialect_impl(dialect).bind_processor(dialect) or (lambda value: value)
+    return type_.dialect_impl(dialect).bind_processor(dialect) or _unchanged
+
+
+def _unchanged(value: typing.Any) -> typing.Any:
+    return value
 
 
 def chore(db: Session) -> None:

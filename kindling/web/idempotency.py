@@ -1,6 +1,6 @@
 """Idempotency-Key on the writes whose contract declares it (openapi.yaml, `IdempotencyKey`).
 
-The key is taken after validation, so a refused request is never stored and may be retried
+The key is looked up after validation, so a refused request is never stored and may be retried
 as it is. A success is stored by the request's own transaction, with its effect. A refusal by
 the operation's own rules (403, 404, 409 and the like) is stored once that transaction has
 rolled back, in one of its own. A 5xx is never stored.
@@ -87,7 +87,13 @@ def keep_answers(flask_app: flask.Flask, operations: KeyedOperations) -> None:
         headers = {name: value for name, value in response.headers.items() if name.lower() in named}
         answer = Answer(response.status_code, headers, response.get_data())
         if response.status_code < 400:
-            responses.keep(db(), attempt, answer)
+            if not responses.keep(db(), attempt, answer, now=utcnow()):
+                # Answered by another request meanwhile: this one's effect rolls back, and its
+                # retry is answered what the other stored.
+                error = responses.key_in_use()
+                return flask.Response(
+                    envelope(error), status=error.status, headers=error.headers, mimetype="application/json"
+                )
         elif response.status_code < 500:
             flask.g.idempotency_refusal = (attempt, answer)
         return response
@@ -107,7 +113,8 @@ def keep_refusals(flask_app: flask.Flask, state: Runtime) -> None:
             refusal = (attempt, Answer(error.status, headers, envelope(error)))
         if refusal is not None:
             with state.session_factory() as session:
-                responses.keep_refusal(session, *refusal, now=utcnow())
+                # A request that stored an answer for the key meanwhile keeps it.
+                responses.keep(session, *refusal, now=utcnow())
                 session.commit()
 
 
