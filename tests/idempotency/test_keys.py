@@ -193,3 +193,25 @@ def test_the_worker_forgets_the_responses_older_than_a_day(client, make, db):
     responses.chore(db)
     kept = db.scalars(select(IdempotentResponse.key).where(IdempotentResponse.user_id == member.user.id)).all()
     assert kept == [new]
+
+
+def test_a_request_whose_key_another_stored_meanwhile_rolls_its_effect_back(client, make, db, monkeypatch):
+    member = make.member(make.admin())
+    key = str(uuid.uuid4())
+    other = responses.Answer(201, {"Content-Type": "application/json"}, b'{"data": "the other request"}')
+    looked_up = responses.begin
+
+    def answered_meanwhile(session, attempt, *, now):
+        # Another request with the key stores its answer once this one has found the key new
+        # (here in the same transaction, which the refusal then rolls back with the act).
+        found = looked_up(session, attempt, now=now)
+        assert responses.keep(session, attempt, other, now=now)
+        return found
+
+    with monkeypatch.context() as patch:
+        patch.setattr(responses, "begin", answered_meanwhile)
+        raced = client.post("/api/kindness", json=ACT, headers=keyed(member, key))
+    assert raced.status_code == 409
+    assert raced.json()["code"] == "idempotency_key_in_use"
+    assert raced.headers["Retry-After"] == "1"
+    assert acts(db) == 0
