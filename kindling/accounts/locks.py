@@ -8,6 +8,7 @@ from sqlalchemy import Table, bindparam, select
 from sqlalchemy.orm import Session
 
 from kindling.accounts.models import Organization
+from kindling.platform import write_behind
 
 _organizations = typing.cast(Table, Organization.__table__)
 # Built once, and run as Core on the session's connection: every act, decision and role change
@@ -23,5 +24,6 @@ def lock_organization(db: Session, organization_id: str) -> None:
     behind this transaction until it ends."""
     # PostgreSQL locks the organization's row without writing a version of it (NO KEY: members and
     # acts referencing it are not held up); SQLite's transactions hold its one writer lock from
-    # their start (kindling/platform/database.py).
-    db.connection().execute(_LOCK, {"organization": organization_id})
+    # their start (kindling/platform/database.py). Its answer is not read: the lock is sent with
+    # the transaction's next statement, the first it holds back.
+    write_behind.send_later(db, _LOCK, {"organization": organization_id})

@@ -16,6 +16,7 @@ from kindling.evidence.chain import ALGORITHM, GENESIS_HASH, body_hash, event_bo
 from kindling.evidence.keys import Signer
 from kindling.evidence.models import EvidenceCheckpoint, EvidenceEvent, EvidenceHead, EvidenceTreeNode
 from kindling.evidence.reconcile import RECORD_KINDS, reconcile
+from kindling.platform import write_behind
 from kindling.platform.base import utcnow
 from kindling.platform.destinations import DestinationPolicy
 from kindling.platform.pagination import decode_seq_cursor, encode_seq_cursor
@@ -147,12 +148,15 @@ def append_all(db: Session, *, organization_id: str, entries: typing.Sequence[En
         )
         nodes.extend(tree.grow(frontier, organization_id=organization_id, hash_=digest))
         seq, prev_hash = seq + 1, digest
-    db.execute(_INSERT_EVENTS, rows)
-    db.execute(_INSERT_NODES, nodes)
+    # Sent with the transaction's next round trip: the head row's lock is then held one round
+    # trip less (kindling/platform/write_behind.py).
+    write_behind.send_later(db, _INSERT_EVENTS, rows)
+    write_behind.send_later(db, _INSERT_NODES, nodes)
     # The one change the head row accepts (on PostgreSQL a trigger refuses any other): an advance
     # over the run of events just appended, with the tree's frontier after them.
     last = events[-1]
-    db.execute(
+    write_behind.send_later(
+        db,
         _ADVANCE_HEAD,
         {"organization": organization_id, "seq": last["seq"], "hash": last["hash"], "frontier": frontier.packed()},
     )

@@ -14,7 +14,8 @@ import collections
 import datetime as dt
 import typing
 
-from sqlalchemy import Table, bindparam, func, insert, select, update
+from sqlalchemy import Insert, Table, bindparam, func, select, update
+from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session as DbSession
 
 from kindling.accounts import mailboxes
@@ -28,7 +29,7 @@ from kindling.kindness import stats as kindness_stats
 from kindling.kindness import verification_status
 from kindling.kindness.events import ACT_CHANGED, ACT_RECORDED, ActChanged, ActRecorded
 from kindling.kindness.models import KindnessAct, KindnessRecipientTally, KindnessTally
-from kindling.platform import addresses, pagination
+from kindling.platform import addresses, pagination, write_behind
 from kindling.platform.access import Principal, canonical_id
 from kindling.platform.base import utcnow
 from kindling.platform.cache import Cache
@@ -66,23 +67,29 @@ _PASSED_ON = select(func.count()).select_from(
     .limit(RIPPLE_CAP)
     .subquery()
 )
-_ADD_TO_TALLY = (
-    update(_tallies)
-    .where(_tallies.c.organization_id == bindparam("organization"), _tallies.c.category == bindparam("tallied"))
-    .values(
-        acts=_tallies.c.acts + bindparam("added"),
-        verification_sum=_tallies.c.verification_sum + bindparam("verification"),
-        ripple_sum=_tallies.c.ripple_sum + bindparam("ripple"),
+
+
+def _upsert(
+    insert: typing.Callable[[Table], postgresql.Insert | sqlite.Insert], table: Table, added: tuple[str, ...]
+) -> Insert:
+    """Insert a row of `table`, or add its columns `added` to the row with its key."""
+    statement = insert(table)
+    keys = [column.name for column in table.primary_key]
+    return statement.on_conflict_do_update(
+        index_elements=keys, set_={name: table.c[name] + statement.excluded[name] for name in added}
     )
-)
-_COUNT_RECIPIENT = (
-    update(_recipient_tallies)
-    .where(
-        _recipient_tallies.c.organization_id == bindparam("organization"),
-        _recipient_tallies.c.recipient_id == bindparam("recipient"),
-    )
-    .values(acts=_recipient_tallies.c.acts + 1)
-)
+
+
+# Upserts, whose row count nobody reads: sent with the transaction's next round trip on
+# PostgreSQL (kindling/platform/write_behind.py), by dialect.
+_ADD_TO_TALLY = {
+    name: _upsert(insert, _tallies, ("acts", "verification_sum", "ripple_sum"))
+    for name, insert in (("postgresql", postgresql.insert), ("sqlite", sqlite.insert))
+}
+_COUNT_RECIPIENT = {
+    name: _upsert(insert, _recipient_tallies, ("acts",))
+    for name, insert in (("postgresql", postgresql.insert), ("sqlite", sqlite.insert))
+}
 _ACTS_TOTAL = select(func.sum(_tallies.c.acts)).where(_tallies.c.organization_id == bindparam("organization"))
 # On PostgreSQL the three as one statement, the raise a CTE: each costs a round trip while the
 # organization's lock is held, and one organization's creates wait for each other's.
@@ -362,25 +369,16 @@ def add_to_category_tally(
     db: DbSession, organization_id: str, category: str, *, acts: int = 0, verification_sum: int = 0, ripple_sum: int = 0
 ) -> None:
     """Add to the sums of an organization's category tally."""
-    # Only called under the organization's lock, so update-else-insert cannot race.
-    connection = db.connection()
-    added = {"organization": organization_id, "tallied": category, "added": acts, "verification": verification_sum}
-    if not connection.execute(_ADD_TO_TALLY, {**added, "ripple": ripple_sum}).rowcount:
-        connection.execute(
-            insert(_tallies),
-            {
-                "organization_id": organization_id,
-                "category": category,
-                "acts": acts,
-                "verification_sum": verification_sum,
-                "ripple_sum": ripple_sum,
-            },
-        )
+    added = {
+        "organization_id": organization_id,
+        "category": category,
+        "acts": acts,
+        "verification_sum": verification_sum,
+        "ripple_sum": ripple_sum,
+    }
+    write_behind.send_later(db, _ADD_TO_TALLY[db.get_bind().dialect.name], added)
 
 
 def _count_recipient(db: DbSession, organization_id: str, recipient_id: str) -> None:
-    connection = db.connection()
-    if not connection.execute(_COUNT_RECIPIENT, {"organization": organization_id, "recipient": recipient_id}).rowcount:
-        connection.execute(
-            insert(_recipient_tallies), {"organization_id": organization_id, "recipient_id": recipient_id, "acts": 1}
-        )
+    counted = {"organization_id": organization_id, "recipient_id": recipient_id, "acts": 1}
+    write_behind.send_later(db, _COUNT_RECIPIENT[db.get_bind().dialect.name], counted)

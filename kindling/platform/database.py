@@ -20,6 +20,8 @@ from sqlalchemy.engine.interfaces import DBAPIConnection
 from sqlalchemy.orm import Session, sessionmaker
 from sqlalchemy.pool import ConnectionPoolEntry
 
+from kindling.platform import write_behind
+
 if typing.TYPE_CHECKING:
     from alembic.config import Config
 
@@ -64,6 +66,7 @@ def make_engine(url: str, *, silence_limit: float | None = SILENCE_LIMIT) -> Eng
         },
     )
     _leave_pool_when_demoted(engine)
+    write_behind.install(engine)
     if silence_limit is not None:
 
         @event.listens_for(engine, "connect")

@@ -1,0 +1,117 @@
+"""Writes whose answer nobody reads, sent with the transaction's next round trip to PostgreSQL.
+
+A write under a lock (a tally, the evidence log's append) costs the lock's holder a round trip
+to the database, and every writer behind it waits for that too. `send_later` keeps such a write
+on the connection as SQL text, rendered by psycopg2; the next statement of the transaction
+carries it in front of its own, in one string, and commit sends what is left. PostgreSQL runs
+the statements of one string in order, each with a snapshot of its own, and psycopg2 answers
+the last one's rows and row count: the transaction reads and writes exactly as if each had been
+sent alone. A write that fails does so with the statement that carried it, in the same
+transaction, which then rolls back.
+
+SQLite runs in the process, where a round trip costs nothing: `send_later` executes at once
+there, as it does on an engine `install` has not prepared (Alembic's, say).
+"""
+
+from __future__ import annotations
+
+import typing
+import weakref
+from collections.abc import Mapping, Sequence
+
+from sqlalchemy import Connection, Engine, event
+from sqlalchemy.engine.interfaces import DBAPICursor, ExecutionContext
+from sqlalchemy.orm import Session
+from sqlalchemy.sql.compiler import Compiled
+from sqlalchemy.sql.expression import Executable
+
+_PENDING = "kindling.write_behind"
+_INSTALLED: weakref.WeakSet[Engine] = weakref.WeakSet()
+# Each statement's SQL and the conversions of its parameters, by the statement and the names of
+# the parameters it is sent with (the statements are built once, at import).
+_RENDERED: dict[tuple[Executable, tuple[str, ...]], tuple[Compiled, dict[str, typing.Callable | None]]] = {}
+
+
+def install(engine: Engine) -> None:
+    """Let `engine`'s connections carry writes sent later (PostgreSQL through psycopg2)."""
+    _INSTALLED.add(engine)
+    event.listen(engine, "before_cursor_execute", _carry, retval=True)
+    event.listen(engine, "commit", _send_before_commit)
+    event.listen(engine, "rollback", _forget)
+    event.listen(engine, "begin", _forget)
+
+
+def send_later(
+    db: Session | Connection, statement: Executable, parameters: Mapping[str, object] | Sequence[Mapping[str, object]]
+) -> None:
+    """Execute `statement` with `parameters` (one set, or several) in the transaction of `db`,
+    with its next round trip; at once where that is not worth it (see above)."""
+    sets = [parameters] if isinstance(parameters, Mapping) else list(parameters)
+    if not sets:
+        return
+    connection = db.connection() if isinstance(db, Session) else db
+    if connection.engine not in _INSTALLED:
+        connection.execute(statement, parameters)
+        return
+    if not connection.in_transaction():
+        connection.begin()  # which forgets what an earlier transaction left
+    cursor = connection.connection.dbapi_connection.cursor()  # type: ignore[union-attr]
+    pending = connection.info.setdefault(_PENDING, [])
+    for one in sets:
+        compiled, conversions = _rendering(connection, statement, tuple(one))
+        values = compiled.construct_params(one) or {}
+        for name, convert in conversions.items():
+            if convert is not None and name in values:
+                values[name] = convert(values[name])
+        pending.append(cursor.mogrify(compiled.string, values).decode() + ";\n")
+
+
+def _rendering(
+    connection: Connection, statement: Executable, names: tuple[str, ...]
+) -> tuple[Compiled, dict[str, typing.Callable | None]]:
+    rendered = _RENDERED.get((statement, names))
+    if rendered is None:
+        dialect = connection.dialect
+        compiled = statement.compile(dialect=dialect, column_keys=list(names))  # type: ignore[attr-defined]
+        conversions = {
+            name: bind.type.dialect_impl(dialect).bind_processor(dialect) for name, bind in compiled.binds.items()
+        }
+        rendered = _RENDERED[(statement, names)] = (compiled, conversions)
+    return rendered
+
+
+def _carry(
+    connection: Connection,
+    cursor: DBAPICursor,
+    statement: str,
+    parameters: typing.Any,
+    context: ExecutionContext | None,
+    executemany: bool,
+) -> tuple[str, typing.Any]:
+    pending = connection.info.get(_PENDING)
+    if not pending:
+        return statement, parameters
+    sent = "".join(pending)
+    pending.clear()
+    if executemany or getattr(cursor, "name", None):
+        # Repeated for each set of parameters, or declared as a server-side cursor: sent alone.
+        cursor.connection.cursor().execute(sent)
+        return statement, parameters
+    if parameters is not None and not (context is not None and context.no_parameters and not parameters):
+        # psycopg2 formats the whole string with the parameters: the rendered text's own % stay.
+        sent = sent.replace("%", "%%")
+    return sent + statement, parameters
+
+
+def _send_before_commit(connection: Connection) -> None:
+    pending = connection.info.get(_PENDING)
+    if pending:
+        sent = "".join(pending)
+        pending.clear()
+        connection.exec_driver_sql(sent.replace("%", "%%"), ())
+
+
+def _forget(connection: Connection) -> None:
+    # An invalidated connection has lost its writes with its `info`, which it may not be asked for.
+    if not connection.invalidated:
+        connection.info.pop(_PENDING, None)
