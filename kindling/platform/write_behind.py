@@ -80,6 +80,18 @@ def _rendering(
     return rendered
 
 
+def carried(connection: Connection, statement: str, *, formatted: bool) -> str:
+    """`statement` with the writes waiting on `connection` in front of it, which it then sends;
+    `formatted` when the driver formats the whole string with parameters (psycopg2 does when it is
+    given any), so that the rendered text keeps its own % signs."""
+    pending = connection.info.get(_PENDING)
+    if not pending:
+        return statement
+    sent = "".join(pending)
+    pending.clear()
+    return (sent.replace("%", "%%") if formatted else sent) + statement
+
+
 def _carry(
     connection: Connection,
     cursor: DBAPICursor,
@@ -88,27 +100,19 @@ def _carry(
     context: ExecutionContext | None,
     executemany: bool,
 ) -> tuple[str, typing.Any]:
-    pending = connection.info.get(_PENDING)
-    if not pending:
+    if not connection.info.get(_PENDING):
         return statement, parameters
-    sent = "".join(pending)
-    pending.clear()
     if executemany or getattr(cursor, "name", None):
         # Repeated for each set of parameters, or declared as a server-side cursor: sent alone.
-        cursor.connection.cursor().execute(sent)
+        cursor.connection.cursor().execute(carried(connection, "", formatted=False))
         return statement, parameters
-    if parameters is not None and not (context is not None and context.no_parameters and not parameters):
-        # psycopg2 formats the whole string with the parameters: the rendered text's own % stay.
-        sent = sent.replace("%", "%%")
-    return sent + statement, parameters
+    unformatted = parameters is None or (context is not None and context.no_parameters and not parameters)
+    return carried(connection, statement, formatted=not unformatted), parameters
 
 
 def _send_before_commit(connection: Connection) -> None:
-    pending = connection.info.get(_PENDING)
-    if pending:
-        sent = "".join(pending)
-        pending.clear()
-        connection.exec_driver_sql(sent.replace("%", "%%"), ())
+    if connection.info.get(_PENDING):
+        connection.exec_driver_sql(carried(connection, "", formatted=True), ())
 
 
 def _forget(connection: Connection) -> None:
