@@ -59,6 +59,9 @@ _LOCK_HEAD = (
     .where(_heads.c.organization_id == bindparam("organization"))
     .with_for_update(key_share=True)
 )
+# The head row, locked, for a caller that reads it in a statement of its own before it appends
+# (its parameter: `organization`), and passes it to `append` as a Head: one round trip fewer.
+LOCKED_HEAD = _LOCK_HEAD.cte("locked_head")
 _ADVANCE_HEAD = (
     update(_heads)
     .where(_heads.c.organization_id == bindparam("organization"))
@@ -88,6 +91,15 @@ _COLUMNS = tuple(
 )
 
 
+class Head(typing.NamedTuple):
+    """The head row as LOCKED_HEAD read it (when there is one): the last seq, its hash and the
+    tree's packed frontier."""
+
+    seq: int
+    hash: str
+    frontier: bytes | None
+
+
 class Entry(typing.NamedTuple):
     """An event to append: its type, its subject (kind, id), who acted (or None) and its data."""
 
@@ -105,16 +117,21 @@ def append(
     subject: tuple[str, str],
     actor_id: str | None,
     data: typing.Mapping[str, object],
+    head: Head | None = None,
 ) -> dict:
     """Append an event to the organization's chain in the caller's transaction; the event appended.
 
     `subject` is (kind, id), e.g. ("act", act.id). The head row's lock, held until the
-    transaction ends, orders concurrent appends, so `seq` has no gaps.
+    transaction ends, orders concurrent appends, so `seq` has no gaps. `head` is the head row as
+    this transaction locked it by LOCKED_HEAD, if it did.
     """
-    return append_all(db, organization_id=organization_id, entries=[Entry(type, subject, actor_id, data)])[0]
+    entries = [Entry(type, subject, actor_id, data)]
+    return append_all(db, organization_id=organization_id, entries=entries, head=head)[0]
 
 
-def append_all(db: Session, *, organization_id: str, entries: typing.Sequence[Entry]) -> list[dict]:
+def append_all(
+    db: Session, *, organization_id: str, entries: typing.Sequence[Entry], head: Head | None = None
+) -> list[dict]:
     """Append events to the organization's chain in this order, in one lock, one insert and one
     head update however many there are; the events appended."""
     for entry in entries:
@@ -122,7 +139,7 @@ def append_all(db: Session, *, organization_id: str, entries: typing.Sequence[En
             raise ValueError(f"unknown evidence event type {entry.type!r}")
     if not entries:
         return []
-    seq, prev_hash, frontier = _advance_head(db, organization_id)
+    seq, prev_hash, frontier = _advance_head(db, organization_id, head)
     occurred_at = utcnow()
     events, rows, nodes = [], [], []
     for entry in entries:
@@ -163,9 +180,16 @@ def append_all(db: Session, *, organization_id: str, entries: typing.Sequence[En
     return events
 
 
-def _advance_head(db: Session, organization_id: str) -> tuple[int, str, merkle.Frontier]:
+def _advance_head(db: Session, organization_id: str, head: Head | None) -> tuple[int, str, merkle.Frontier]:
     """The next seq, the hash it chains from and the tree's frontier it extends, with the head row
-    locked until the transaction ends."""
+    locked until the transaction ends (by `head`'s statement, if it read one)."""
+    if head is None:
+        head = _locked_head(db, organization_id)
+    size = head.seq
+    return size + 1, head.hash, tree.frontier(db, organization_id=organization_id, size=size, packed=head.frontier)
+
+
+def _locked_head(db: Session, organization_id: str) -> Head:
     row = db.execute(_LOCK_HEAD, {"organization": organization_id}).one_or_none()
     if row is None:
         dialect = postgresql if db.get_bind().dialect.name == "postgresql" else sqlite
@@ -175,7 +199,7 @@ def _advance_head(db: Session, organization_id: str) -> tuple[int, str, merkle.F
             .on_conflict_do_nothing()
         )
         row = db.execute(_LOCK_HEAD, {"organization": organization_id}).one()
-    return row.seq + 1, row.hash, tree.frontier(db, organization_id=organization_id, size=row.seq, packed=row.frontier)
+    return Head(*row)
 
 
 def _range(statement: Select, since: dt.datetime | None, until: dt.datetime | None, location: str) -> Select:

@@ -17,6 +17,7 @@ import typing
 from sqlalchemy import Insert, Table, bindparam, func, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session as DbSession
+from sqlalchemy.orm.attributes import set_committed_value
 
 from kindling.accounts import mailboxes
 from kindling.accounts.locks import lock_organization
@@ -90,15 +91,26 @@ _COUNT_RECIPIENT = {
     name: _upsert(insert, _recipient_tallies, ("acts",))
     for name, insert in (("postgresql", postgresql.insert), ("sqlite", sqlite.insert))
 }
+# The new act's own ripple count, written by the statement that counts it (the ORM then holds it
+# as stored): no update of its own.
+_SET_OWN_RIPPLES = (
+    update(_acts)
+    .where(_acts.c.id == bindparam("act"))
+    .values(ripple_count=_PASSED_ON.scalar_subquery())
+    .returning(_acts.c.ripple_count)
+)
 _ACTS_TOTAL = select(func.sum(_tallies.c.acts)).where(_tallies.c.organization_id == bindparam("organization"))
-# On PostgreSQL the three as one statement, the raise a CTE: each costs a round trip while the
-# organization's lock is held, and one organization's creates wait for each other's.
+# On PostgreSQL the three as one statement, the raise a CTE, with the evidence log's head row,
+# locked for the act's event: each costs a round trip while the organization's lock is held, and
+# one organization's creates wait for each other's.
 _RAISED = _RAISE_RIPPLE_COUNTS.cte("raised")
+_OWN = _SET_OWN_RIPPLES.cte("own")
 _SETTLE = select(
-    _PASSED_ON.scalar_subquery(),
+    select(_OWN.c.ripple_count).scalar_subquery(),
     _ACTS_TOTAL.scalar_subquery(),
     select(func.array_agg(_RAISED.c.id)).scalar_subquery(),
     select(func.array_agg(_RAISED.c.category)).scalar_subquery(),
+    *(select(column).scalar_subquery() for column in evidence.LOCKED_HEAD.c),
 )
 # A page's acts, as named tuples of the table's columns. A SQLAlchemy Row looks each attribute up
 # on its class first and raises and catches an AttributeError there: reading an act's body from
@@ -152,11 +164,10 @@ def create_act(
     # ripple counts, tallies and log need, is held only from here to the commit.
     db.flush()
     lock_organization(db, organization_id)
-    raised, passed_on, earlier = _settle_ripples(
-        db, organization_id, sender_id=caller.user_id, recipient_id=recipient_id, at=created_at
+    raised, passed_on, earlier, head = _settle_ripples(
+        db, organization_id, act.id, sender_id=caller.user_id, recipient_id=recipient_id, at=created_at
     )
-    if passed_on:
-        act.ripple_count = passed_on
+    set_committed_value(act, "ripple_count", passed_on)
     _add_to_tally(db, act, sign=1)
     for raised_category, count in raised.items():
         add_to_category_tally(db, organization_id, raised_category, ripple_sum=count)
@@ -176,6 +187,7 @@ def create_act(
         subject=("act", act.id),
         actor_id=caller.user_id,
         data=data,
+        head=head,
     )
     kindness_stats.invalidate_after_commit(db, cache, organization_id)
     total = earlier + 1
@@ -320,14 +332,16 @@ def list_acts(
 
 
 def _settle_ripples(
-    db: DbSession, organization_id: str, *, sender_id: str, recipient_id: str, at: dt.datetime
-) -> tuple[collections.Counter, int, int]:
-    """Under the organization's lock, for an act from `sender_id` to `recipient_id` at `at`: count
-    it towards the acts its sender received in the window before it, and read its own ripple count
-    and the organization's acts before it. The categories of the acts raised, min(10, acts
-    `recipient_id` sent in (at, at + 30 days]), and the organization's total of acts before this one."""
+    db: DbSession, organization_id: str, act_id: str, *, sender_id: str, recipient_id: str, at: dt.datetime
+) -> tuple[collections.Counter, int, int, evidence.Head | None]:
+    """Under the organization's lock, for the act `act_id` from `sender_id` to `recipient_id` at
+    `at`: count it towards the acts its sender received in the window before it, store its own
+    ripple count and read it, and read the organization's acts before it. The categories of the acts raised, min(10, acts
+    `recipient_id` sent in (at, at + 30 days]), the organization's total of acts before this one,
+    and on PostgreSQL the evidence log's head row, locked."""
     parameters = {
         "organization": organization_id,
+        "act": act_id,
         "sender": sender_id,
         "recipient": recipient_id,
         "since": at - RIPPLE_WINDOW,
@@ -336,13 +350,15 @@ def _settle_ripples(
     }
     connection = db.connection()
     if connection.dialect.name == "postgresql":
-        passed_on, earlier, act_ids, categories = connection.execute(_SETTLE, parameters).one()
+        passed_on, earlier, act_ids, categories, *head = connection.execute(_SETTLE, parameters).one()
         raised_acts = list(zip(act_ids or (), categories or (), strict=True))
+        locked = evidence.Head(*head) if head[0] is not None else None
     else:
         # SQLite runs in the process: three statements cost no more than one.
         raised_acts = list(connection.execute(_RAISE_RIPPLE_COUNTS, parameters))
-        passed_on = connection.execute(_PASSED_ON, parameters).scalar_one()
+        passed_on = connection.execute(_SET_OWN_RIPPLES, parameters).scalar_one()
         earlier = connection.execute(_ACTS_TOTAL, parameters).scalar_one()
+        locked = None
     raised: collections.Counter = collections.Counter()
     for act_id, category in raised_acts:
         raised[category] += 1
@@ -350,7 +366,7 @@ def _settle_ripples(
         held = db.identity_map.get(db.identity_key(KindnessAct, act_id))
         if held is not None:
             db.expire(held, ["ripple_count"])
-    return raised, passed_on, earlier or 0
+    return raised, passed_on, earlier or 0, locked
 
 
 def _add_to_tally(db: DbSession, act: KindnessAct, *, sign: int) -> None:

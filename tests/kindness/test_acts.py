@@ -6,7 +6,7 @@ import base64
 import datetime as dt
 
 import pytest
-from sqlalchemy import func, select
+from sqlalchemy import event, func, select
 
 from kindling.kindness.models import KindnessAct, KindnessRecipientTally, KindnessTally
 
@@ -69,6 +69,41 @@ def test_create_takes_sender_and_organization_from_the_session(client, make):
     assert act["rippleScore"] == 1
     assert act["createdAt"] == act["updatedAt"]
     assert client.get(f"/api/kindness/{act['id']}", headers=admin.headers).json()["data"] == act
+
+
+def test_a_create_holds_its_organizations_lock_for_two_statements_and_the_commit(client, make, runtime):
+    """On PostgreSQL the lock, the ripple counts, the evidence log's head, the tallies and the
+    log's append reach the database in two round trips before the commit (docs/decisions.md §1,
+    "Writes sent behind"): one organization's creates wait for each other that long."""
+    if runtime.engine.dialect.name != "postgresql":
+        pytest.skip("SQLite runs each write at once, in the process")
+    member = make.member(make.admin())
+    make.act(member)  # the organization's log has a head row to lock
+    sent: list[str] = []
+
+    def record(*arguments) -> None:
+        sent.append(arguments[2])
+
+    event.listen(runtime.engine, "after_cursor_execute", record)
+    try:
+        response = client.post("/api/kindness", json=valid_body(verificationLevel=1), headers=member.headers)
+    finally:
+        event.remove(runtime.engine, "after_cursor_execute", record)
+    assert response.status_code == 201
+    locked = next(
+        n for n, statement in enumerate(sent) if "FROM organizations" in statement and "FOR NO KEY UPDATE" in statement
+    )
+    settle, commit = sent[locked:]
+    assert "UPDATE kindness_acts" in settle and "FROM evidence_heads" in settle
+    # The commit (here the release of the request's savepoint, inside the test's transaction).
+    for write in (
+        "INSERT INTO kindness_tallies",
+        "INSERT INTO kindness_recipient_tallies",
+        "INSERT INTO evidence_events",
+        "UPDATE evidence_heads",
+    ):
+        assert write in commit
+    assert "RELEASE SAVEPOINT" in commit
 
 
 def test_media_is_always_an_array(client, make):
