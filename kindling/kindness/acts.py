@@ -14,7 +14,7 @@ import collections
 import datetime as dt
 import typing
 
-from sqlalchemy import Insert, Table, bindparam, func, select, update
+from sqlalchemy import Insert, Table, bindparam, func, select, tuple_, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session as DbSession
 from sqlalchemy.orm.attributes import set_committed_value
@@ -45,13 +45,23 @@ _CHANGEABLE = ("description", "category", "media", "requestedLevel")
 _acts = typing.cast(Table, KindnessAct.__table__)
 _tallies = typing.cast(Table, KindnessTally.__table__)
 _recipient_tallies = typing.cast(Table, KindnessRecipientTally.__table__)
+# A window of one person's acts is written as a range of (person, created_at) pairs: so written,
+# only the index that starts with the organization and the person serves it. As a range of
+# created_at beside an equal person, it was served by the organization's index by creation time
+# whenever the statistics predated the window's acts (a busy organization between two ANALYZEs),
+# which read every act of the organization in the window, under its lock: 6,339 rows and 3.2 ms
+# where the person's index takes 0.03 ms, in `python -m benchmarks.contention`.
+_SENDER, _RECIPIENT = (bindparam(name, type_=_acts.c.user_id.type) for name in ("sender", "recipient"))
+_SINCE, _AT, _UNTIL = (bindparam(name, type_=_acts.c.created_at.type) for name in ("since", "at", "until"))
+_received = tuple_(_acts.c.recipient_id, _acts.c.created_at)
+_sent = tuple_(_acts.c.user_id, _acts.c.created_at)
 _RAISE_RIPPLE_COUNTS = (
     update(_acts)
     .where(
         _acts.c.organization_id == bindparam("organization"),
-        _acts.c.recipient_id == bindparam("sender"),
-        _acts.c.created_at >= bindparam("since"),
-        _acts.c.created_at < bindparam("at"),
+        _acts.c.recipient_id == _SENDER,
+        _received >= tuple_(_SENDER, _SINCE),
+        _received < tuple_(_SENDER, _AT),
         _acts.c.ripple_count < RIPPLE_CAP,
     )
     .values(ripple_count=_acts.c.ripple_count + 1)
@@ -61,9 +71,9 @@ _PASSED_ON = select(func.count()).select_from(
     select(_acts.c.id)
     .where(
         _acts.c.organization_id == bindparam("organization"),
-        _acts.c.user_id == bindparam("recipient"),
-        _acts.c.created_at > bindparam("at"),
-        _acts.c.created_at <= bindparam("until"),
+        _acts.c.user_id == _RECIPIENT,
+        _sent > tuple_(_RECIPIENT, _AT),
+        _sent <= tuple_(_RECIPIENT, _UNTIL),
     )
     .limit(RIPPLE_CAP)
     .subquery()
