@@ -6,7 +6,8 @@ import collections
 import datetime as dt
 import random
 
-from sqlalchemy import select
+import pytest
+from sqlalchemy import select, text
 
 from kindling.kindness import acts as kindness
 from kindling.kindness.models import KindnessAct, KindnessRecipientTally, KindnessTally
@@ -241,3 +242,34 @@ def test_stored_counts_and_tallies_match_a_recomputation(client, make, db, runti
     for people in organizations:
         listed = client.get("/api/kindness?limit=1000", headers=people[0].headers).json()["data"]
         assert listed and all(item["rippleScore"] == verified[item["id"]] + expected[item["id"]] / 2 for item in listed)
+
+
+def test_a_window_of_ripples_reads_the_persons_acts_only_whatever_the_statistics(make, db):
+    """The organization's acts since its last ANALYZE lie beyond the statistics, which then say
+    the window holds almost none of them: the window must still be read from the person's index,
+    not the organization's by creation time (every act it holds, under the organization's lock)."""
+    if db.get_bind().dialect.name != "postgresql":
+        pytest.skip("SQLite's planner keeps no statistics of this kind to mislead it")
+    admin = make.admin()
+    others = [make.member(admin) for _ in range(3)]
+    for n in range(40):
+        make.act(others[n % 3], others[(n + 1) % 3], at=T0 + n * TICK)
+    db.flush()
+    db.execute(text("ANALYZE kindness_acts"))
+    for n in range(40):
+        make.act(others[n % 3], others[(n + 1) % 3], at=T0 + 30 * DAY + n * TICK)
+    db.flush()
+    window = {
+        "organization": admin.organization_id,
+        "sender": admin.user.id,
+        "recipient": admin.user.id,
+        "since": T0 + 29 * DAY,
+        "at": T0 + 31 * DAY,
+        "until": T0 + 32 * DAY,
+    }
+    for statement in (kindness._RAISE_RIPPLE_COUNTS, kindness._PASSED_ON):
+        compiled = statement.compile(dialect=db.get_bind().dialect)
+        plan = db.connection().exec_driver_sql("EXPLAIN " + compiled.string, compiled.construct_params(window))
+        scans = " ".join(row[0] for row in plan if "Index" in row[0])
+        assert "ix_kindness_acts_organization_recipient" in scans or "ix_kindness_acts_organization_sender" in scans
+        assert "organization_created" not in scans
