@@ -102,7 +102,7 @@ def on_driver(connection: Connection, sql: str, parameters: Mapping[str, object]
     """The driver's cursor, having run `sql` (in the driver's own SQL) with `parameters`, rather
     than SQLAlchemy's execution, which costs about twice the driver's own CPU: for the statements
     most requests make (`python -m benchmarks.idempotency`: a key's lookup and store so add about
-    0.15 ms less to a create). Writes sent behind (write_behind.py) go in front. A driver's error
+    0.1 ms less to a create). Writes sent behind (write_behind.py) go in front. A driver's error
     is raised as SQLAlchemy raises it, the connection invalidated when it is lost or its server
     demoted, so the request answers 503 as after any other statement."""
     dialect = connection.dialect

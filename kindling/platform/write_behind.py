@@ -45,7 +45,8 @@ def send_later(
     db: Session | Connection, statement: Executable, parameters: Mapping[str, object] | Sequence[Mapping[str, object]]
 ) -> None:
     """Execute `statement` with `parameters` (one set, or several) in the transaction of `db`,
-    with its next round trip; at once where that is not worth it (see above)."""
+    with its next round trip; at once where that is not worth it (see above). `statement` is one
+    built once, a module's constant: its rendering is kept for the next time."""
     sets = [parameters] if isinstance(parameters, Mapping) else list(parameters)
     if not sets:
         return
