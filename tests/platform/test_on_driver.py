@@ -3,21 +3,11 @@ other statement."""
 
 from __future__ import annotations
 
-import os
-
 import pytest
 import sqlalchemy as sa
 
 from kindling.platform import write_behind
-from kindling.platform.database import make_engine, on_driver
-
-
-@pytest.fixture
-def engine(tmp_path):
-    url = os.environ.get("TEST_DATABASE_URL") or f"sqlite:///{tmp_path / 'on_driver.db'}"
-    engine = make_engine(url)
-    yield engine
-    engine.dispose()
+from kindling.platform.database import on_driver
 
 
 def test_the_writes_sent_behind_go_first(engine):

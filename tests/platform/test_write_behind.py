@@ -4,14 +4,11 @@ at once."""
 
 from __future__ import annotations
 
-import os
-
 import pytest
 import sqlalchemy as sa
 from sqlalchemy import event
 
 from kindling.platform import write_behind
-from kindling.platform.database import make_engine
 
 _metadata = sa.MetaData()
 _notes = sa.Table(
@@ -26,14 +23,6 @@ _notes = sa.Table(
 _INSERT = sa.insert(_notes)
 _ALL = sa.select(_notes.c.id, _notes.c.text, _notes.c.data, _notes.c.raw).order_by(_notes.c.id)
 TRICKY = "100% 'sure'; %(id)s \\ end"
-
-
-@pytest.fixture
-def engine(tmp_path):
-    url = os.environ.get("TEST_DATABASE_URL") or f"sqlite:///{tmp_path / 'write_behind.db'}"
-    engine = make_engine(url)
-    yield engine
-    engine.dispose()
 
 
 @pytest.fixture
