@@ -110,9 +110,9 @@ _SET_OWN_RIPPLES = (
     .returning(_acts.c.ripple_count)
 )
 _ACTS_TOTAL = select(func.sum(_tallies.c.acts)).where(_tallies.c.organization_id == bindparam("organization"))
-# On PostgreSQL the three as one statement, the raise a CTE, with the evidence log's head row,
-# locked for the act's event: each costs a round trip while the organization's lock is held, and
-# one organization's creates wait for each other's.
+# On PostgreSQL the raise, the act's own count and the total as one statement, with the evidence
+# log's head row locked for the act's event: each would cost a round trip while the
+# organization's lock is held, and one organization's creates wait for each other's.
 _RAISED = _RAISE_RIPPLE_COUNTS.cte("raised")
 _OWN = _SET_OWN_RIPPLES.cte("own")
 _SETTLE = select(
@@ -346,9 +346,10 @@ def _settle_ripples(
 ) -> tuple[collections.Counter, int, int, evidence.Head | None]:
     """Under the organization's lock, for the act `act_id` from `sender_id` to `recipient_id` at
     `at`: count it towards the acts its sender received in the window before it, store its own
-    ripple count and read it, and read the organization's acts before it. The categories of the acts raised, min(10, acts
-    `recipient_id` sent in (at, at + 30 days]), the organization's total of acts before this one,
-    and on PostgreSQL the evidence log's head row, locked."""
+    ripple count, and read the organization's acts before it. The categories of the acts raised,
+    the act's ripple count (min(10, acts `recipient_id` sent in (at, at + 30 days])), the
+    organization's total of acts before this one, and on PostgreSQL the evidence log's head row,
+    locked."""
     parameters = {
         "organization": organization_id,
         "act": act_id,

@@ -56,15 +56,15 @@ def send_later(
         return
     if not connection.in_transaction():
         connection.begin()  # which forgets what an earlier transaction left
-    cursor = connection.connection.dbapi_connection.cursor()  # type: ignore[union-attr]
     pending = connection.info.setdefault(_PENDING, [])
-    for one in sets:
-        compiled, conversions = _rendering(connection, statement, tuple(one))
-        values = compiled.construct_params(one) or {}
-        for name, convert in conversions.items():
-            if convert is not None and name in values:
-                values[name] = convert(values[name])
-        pending.append(cursor.mogrify(compiled.string, values).decode() + ";\n")
+    with connection.connection.dbapi_connection.cursor() as cursor:  # type: ignore[union-attr]
+        for one in sets:
+            compiled, conversions = _rendering(connection, statement, tuple(one))
+            values = compiled.construct_params(one) or {}
+            for name, convert in conversions.items():
+                if convert is not None and name in values:
+                    values[name] = convert(values[name])
+            pending.append(cursor.mogrify(compiled.string, values).decode() + ";\n")
 
 
 def _rendering(
