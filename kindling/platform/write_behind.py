@@ -3,7 +3,7 @@
 A write under a lock (a tally, the evidence log's append) costs the lock's holder a round trip
 to the database, and every writer behind it waits for that too. `send_later` keeps such a write
 on the connection as SQL text, rendered by psycopg2; the next statement of the transaction
-carries it in front of its own, in one string, and commit sends what is left. PostgreSQL runs
+carries it in front of its own, in one string, and what is left goes with the COMMIT itself. PostgreSQL runs
 the statements of one string in order, each with a snapshot of its own, and psycopg2 answers
 the last one's rows and row count: the transaction reads and writes exactly as if each had been
 sent alone. A write that fails does so with the statement that carried it, in the same
@@ -21,6 +21,7 @@ from collections.abc import Mapping, Sequence
 
 from sqlalchemy import Connection, Engine, event
 from sqlalchemy.engine.interfaces import DBAPICursor, ExecutionContext
+from sqlalchemy.exc import DBAPIError
 from sqlalchemy.orm import Session
 from sqlalchemy.sql.compiler import Compiled
 from sqlalchemy.sql.expression import Executable
@@ -112,8 +113,19 @@ def _carry(
 
 
 def _send_before_commit(connection: Connection) -> None:
-    if connection.info.get(_PENDING):
-        connection.exec_driver_sql(carried(connection, "", formatted=True), ())
+    if not connection.info.get(_PENDING):
+        return
+    try:
+        # The last writes and the COMMIT in one string: the transaction's locks end once they are
+        # done, not one round trip later. The BEGIN opens the empty transaction that the driver's
+        # own COMMIT, which follows whatever the string held, then closes.
+        connection.exec_driver_sql(carried(connection, "COMMIT;\nBEGIN", formatted=True), ())
+    except DBAPIError:
+        # A write that failed ended the string before its COMMIT, and SQLAlchemy holds the
+        # transaction as over whatever its commit did: end it, as a failed COMMIT would.
+        if not connection.invalidated:
+            connection.connection.dbapi_connection.rollback()  # type: ignore[union-attr]
+        raise
 
 
 def _forget(connection: Connection) -> None:

@@ -111,3 +111,54 @@ def test_writes_before_an_executemany_or_a_server_side_cursor_are_sent_alone_fir
     write_behind.send_later(connection, _INSERT, {"id": 2, "text": "two"})
     streamed = connection.execution_options(yield_per=1).execute(_ALL)
     assert [row.text for row in streamed] == ["x", "two"]
+
+
+def test_a_failing_write_left_for_the_commit_fails_the_commit_and_nothing_is_kept(connection):
+    write_behind.send_later(connection, _INSERT, {"id": 1, "text": "first"})
+    connection.commit()
+    with pytest.raises(sa.exc.IntegrityError):
+        # On SQLite the write itself fails, at once.
+        write_behind.send_later(connection, _INSERT, [{"id": 2, "text": "second"}, {"id": 1, "text": "the same id"}])
+        connection.commit()
+    connection.rollback()
+    write_behind.send_later(connection, _INSERT, {"id": 3, "text": "third"})
+    connection.commit()
+    assert [row.text for row in connection.execute(_ALL)] == ["first", "third"]
+
+
+def test_the_writes_left_for_the_commit_release_their_locks_with_it_in_one_round_trip(engine):
+    """The COMMIT travels with the last writes, so the rows they locked are free once that one
+    string has run: a lock held until one round trip later keeps every writer behind it waiting."""
+    if not postgresql(engine):
+        pytest.skip("SQLite runs each write at once, and holds one lock for the whole database")
+    shared = sa.Table(
+        "write_behind_shared",
+        sa.MetaData(),
+        sa.Column("id", sa.Integer, primary_key=True),
+        sa.Column("text", sa.String(20)),
+    )
+    shared.create(engine, checkfirst=True)
+    seen: list[tuple] = []
+
+    def from_another_transaction(_connection) -> None:
+        with engine.connect() as other:
+            locked = sa.select(shared.c.text).where(shared.c.id == 1).with_for_update(nowait=True)
+            seen.append(tuple(other.execute(locked).scalars()))
+
+    try:
+        with engine.connect() as connection:
+            connection.execute(sa.insert(shared), {"id": 1, "text": "before"})
+            connection.commit()
+            write_behind.send_later(connection, sa.update(shared).values(text="after"), {})
+            # Runs after the write-behind's own listener, which the engine was made with, and
+            # before the driver's commit.
+            event.listen(engine, "commit", from_another_transaction)
+            try:
+                connection.commit()
+            finally:
+                event.remove(engine, "commit", from_another_transaction)
+            # The driver's own COMMIT closed an empty transaction, without a warning.
+            assert connection.connection.dbapi_connection.notices == []  # type: ignore[union-attr]
+        assert seen == [("after",)]
+    finally:
+        shared.drop(engine)
