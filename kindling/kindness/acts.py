@@ -171,8 +171,18 @@ def create_act(
     verification_status.refresh(db, act, decisions={})
     db.add(act)
     # The act's own row needs no lock: written first, so that the organization's lock, which the
-    # ripple counts, tallies and log need, is held only from here to the commit.
+    # ripple counts, tallies and log need, is held only from here to the commit. What needs
+    # nothing the lock guards is done before it, too.
     db.flush()
+    data: ActRecorded = {
+        "requestedLevel": verification_level,
+        "category": category,
+        "contentDigest": content_digest(act),
+        "createdAt": evidence.timestamp(created_at),
+    }
+    if source != "api":
+        data["source"] = source
+    kindness_stats.invalidate_after_commit(db, cache, organization_id)
     lock_organization(db, organization_id)
     raised, passed_on, earlier, head = _settle_ripples(
         db, organization_id, act.id, sender_id=caller.user_id, recipient_id=recipient_id, at=created_at
@@ -182,14 +192,6 @@ def create_act(
     for raised_category, count in raised.items():
         add_to_category_tally(db, organization_id, raised_category, ripple_sum=count)
     _count_recipient(db, organization_id, recipient_id)
-    data: ActRecorded = {
-        "requestedLevel": verification_level,
-        "category": category,
-        "contentDigest": content_digest(act),
-        "createdAt": evidence.timestamp(created_at),
-    }
-    if source != "api":
-        data["source"] = source
     evidence.append(
         db,
         organization_id=organization_id,
@@ -199,7 +201,6 @@ def create_act(
         data=data,
         head=head,
     )
-    kindness_stats.invalidate_after_commit(db, cache, organization_id)
     total = earlier + 1
     # Creates count one act at a time under the organization's lock, so only the one whose total
     # is a threshold can reach it: the others need not read which milestones are on record.
