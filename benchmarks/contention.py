@@ -15,7 +15,8 @@ change to the commit; the shorter that is, the nearer one organization comes to 
 1. Starts `kindling serve --workers 2` on PostgreSQL and Redis (RATE_LIMIT_MULTIPLIER=100000).
 2. Signs up eight senders in one organization, and eight organizations of one sender each.
 3. Runs wrk on `POST /api/kindness`, each request taking the next of the eight senders' session
-   tokens: into the one organization, then into the eight, `--rounds` times in turn.
+   tokens: 2 s into each, unmeasured, then `--rounds` rounds of a run into the one organization
+   and a run into the eight, each first in every other round.
 4. Prints requests per second of each, and the ratio one/eight of the round with the median
    ratio, after every round's ratio. Many short rounds, not a few long ones: a shared host's
    speed drifts over seconds, and the two runs of a round see nearly the same host. Target: at
@@ -67,10 +68,21 @@ def main() -> int:
         eight = [sign_up(server.url).token for _ in range(SENDERS)]
         load = os.getloadavg()[0]
         with tempfile.TemporaryDirectory() as scripts:
-            rounds = [
-                (wrk(server.url, one, args, scripts, "one"), wrk(server.url, eight, args, scripts, "eight"))
-                for _ in range(args.rounds)
-            ]
+            # Unmeasured, so that neither side pays for the server's first requests (its
+            # connections, its caches).
+            warm_up = argparse.Namespace(**{**vars(args), "duration": 2})
+            wrk(server.url, one, warm_up, scripts, "one")
+            wrk(server.url, eight, warm_up, scripts, "eight")
+            rounds = []
+            for number in range(args.rounds):
+                # Each side goes first in every other round, so that a drift of the host's speed
+                # favours neither.
+                if number % 2:
+                    eight_run = wrk(server.url, eight, args, scripts, "eight")
+                    rounds.append((wrk(server.url, one, args, scripts, "one"), eight_run))
+                else:
+                    one_run = wrk(server.url, one, args, scripts, "one")
+                    rounds.append((one_run, wrk(server.url, eight, args, scripts, "eight")))
     finally:
         server.stop()
     each = " ".join(f"{one['rps'] / eight['rps']:.2f}" for one, eight in rounds)
