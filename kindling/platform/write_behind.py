@@ -3,11 +3,11 @@
 A write under a lock (a tally, the evidence log's append) costs the lock's holder a round trip
 to the database, and every writer behind it waits for that too. `send_later` keeps such a write
 on the connection as SQL text, rendered by psycopg2; the next statement of the transaction
-carries it in front of its own, in one string, and what is left goes with the COMMIT itself. PostgreSQL runs
-the statements of one string in order, each with a snapshot of its own, and psycopg2 answers
-the last one's rows and row count: the transaction reads and writes exactly as if each had been
-sent alone. A write that fails does so with the statement that carried it, in the same
-transaction, which then rolls back.
+carries it in front of its own, in one string, and what is left goes with the COMMIT itself.
+PostgreSQL runs the statements of one string in order, each with a snapshot of its own, and
+psycopg2 answers the last one's rows and row count: the transaction reads and writes exactly as
+if each had been sent alone. A write that fails does so with the statement that carried it, in
+the same transaction, which then rolls back.
 
 SQLite runs in the process, where a round trip costs nothing: `send_later` executes at once
 there, as it does on an engine `install` has not prepared (Alembic's, say).
