@@ -115,11 +115,13 @@ def _carry(
 def _send_before_commit(connection: Connection) -> None:
     if not connection.info.get(_PENDING):
         return
+    # The last writes and the COMMIT in one string: the transaction's locks end once they are
+    # done, not one round trip later. The BEGIN opens the empty transaction that the driver's own
+    # COMMIT, which follows whatever the string held, then closes; in the driver's autocommit
+    # mode each statement commits itself, and nothing would close it.
+    autocommit = connection.connection.dbapi_connection.autocommit  # type: ignore[union-attr]
     try:
-        # The last writes and the COMMIT in one string: the transaction's locks end once they are
-        # done, not one round trip later. The BEGIN opens the empty transaction that the driver's
-        # own COMMIT, which follows whatever the string held, then closes.
-        connection.exec_driver_sql(carried(connection, "COMMIT;\nBEGIN", formatted=True), ())
+        connection.exec_driver_sql(carried(connection, "" if autocommit else "COMMIT;\nBEGIN", formatted=True), ())
     except DBAPIError:
         # A write that failed ended the string before its COMMIT, and SQLAlchemy holds the
         # transaction as over whatever its commit did: end it, as a failed COMMIT would.

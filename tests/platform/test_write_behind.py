@@ -162,3 +162,14 @@ def test_the_writes_left_for_the_commit_release_their_locks_with_it_in_one_round
         assert seen == [("after",)]
     finally:
         shared.drop(engine)
+
+
+def test_writes_left_for_the_commit_of_an_autocommit_connection_leave_no_transaction_open(engine):
+    with engine.connect().execution_options(isolation_level="AUTOCOMMIT") as connection:
+        _metadata.create_all(connection)
+        write_behind.send_later(connection, _INSERT, {"id": 1, "text": "one"})
+        connection.commit()
+        if postgresql(engine):
+            driver = connection.connection.dbapi_connection
+            assert driver.info.transaction_status == 0  # type: ignore[union-attr]  # idle: no block left open
+        assert [row.text for row in connection.execute(_ALL)] == ["one"]
