@@ -78,14 +78,14 @@ def main() -> int:
                 # Each side goes first in every other round, so that a drift of the host's speed
                 # favours neither.
                 if number % 2:
-                    eight_run = wrk(server.url, eight, args, scripts, "eight")
-                    rounds.append((wrk(server.url, one, args, scripts, "one"), eight_run))
+                    first = wrk(server.url, eight, args, scripts, "eight")
+                    rounds.append((wrk(server.url, one, args, scripts, "one"), first))
                 else:
-                    one_run = wrk(server.url, one, args, scripts, "one")
-                    rounds.append((one_run, wrk(server.url, eight, args, scripts, "eight")))
+                    first = wrk(server.url, one, args, scripts, "one")
+                    rounds.append((first, wrk(server.url, eight, args, scripts, "eight")))
     finally:
         server.stop()
-    each = " ".join(f"{one['rps'] / eight['rps']:.2f}" for one, eight in rounds)
+    each = " ".join(f"{pair[0]['rps'] / pair[1]['rps']:.2f}" for pair in rounds)
     rounds.sort(key=lambda pair: pair[0]["rps"] / pair[1]["rps"])
     one_run, eight_run = rounds[len(rounds) // 2]
     ratio = one_run["rps"] / eight_run["rps"]
