@@ -119,14 +119,17 @@ def _send_before_commit(connection: Connection) -> None:
     # done, not one round trip later. The BEGIN opens the empty transaction that the driver's own
     # COMMIT, which follows whatever the string held, then closes; in the driver's autocommit
     # mode each statement commits itself, and nothing would close it.
-    autocommit = connection.connection.dbapi_connection.autocommit  # type: ignore[union-attr]
+    driver = connection.connection.dbapi_connection
+    assert driver is not None, "a connection in a transaction has its driver's"
     try:
-        connection.exec_driver_sql(carried(connection, "" if autocommit else "COMMIT;\nBEGIN", formatted=True), ())
+        connection.exec_driver_sql(
+            carried(connection, "" if driver.autocommit else "COMMIT;\nBEGIN", formatted=True), ()
+        )
     except DBAPIError:
         # A write that failed ended the string before its COMMIT, and SQLAlchemy holds the
         # transaction as over whatever its commit did: end it, as a failed COMMIT would.
         if not connection.invalidated:
-            connection.connection.dbapi_connection.rollback()  # type: ignore[union-attr]
+            driver.rollback()
         raise
 
 
