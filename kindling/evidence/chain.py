@@ -22,6 +22,8 @@ from kindling.evidence import merkle, notes
 GENESIS_HASH = "0" * 64
 ALGORITHM = "Ed25519"
 # The members an event is hashed over: everything but `hash` itself.
+# Where `unsequenced_body` cuts: `prevHash` and `seq` as it fills them in, and the comma after.
+_SEQUENCE_MARK = '"prevHash":"","seq":0,'
 HASHED_MEMBERS = ("seq", "organizationId", "type", "subject", "actorId", "data", "occurredAt", "prevHash")
 
 
@@ -145,11 +147,26 @@ def event_hash(event: dict) -> str:
 
 def body_hash(body: dict) -> str:
     """`event_hash` of an event's body: a dict of exactly `HASHED_MEMBERS`."""
+    return hashlib.sha256(_body_text(body)).hexdigest()
+
+
+def _body_text(body: dict) -> bytes:
     # As `canonical`, with the members around `data` checked by shape: verification runs it a million times.
     data = body["data"]
     form = _plain_form(data) if _plain_envelope(body) else _NOT_PLAIN
     quick = form is not _NOT_PLAIN and _orjson(body if form is data else {**body, "data": form})
-    return hashlib.sha256(quick or canonical(body)).hexdigest()
+    return quick or canonical(body)
+
+
+def unsequenced_body(body: dict) -> tuple[str, str]:
+    """The canonical text of an event's body (its `seq` and `prevHash` aside) as the two parts
+    around `<prevHash>","seq":<seq>`, where the database splices in the event's place in the
+    chain (kindling/evidence/log.py). The members sort as actorId, data, occurredAt,
+    organizationId, prevHash, seq, subject, type: the last `"prevHash":"` is the body's own, as
+    nothing after it but two plain strings could hold one."""
+    text = _body_text({**body, "seq": 0, "prevHash": ""}).decode()
+    at = text.rindex(_SEQUENCE_MARK)
+    return text[: at + len('"prevHash":"')], text[at + len(_SEQUENCE_MARK) - 1 :]
 
 
 def _plain_envelope(body: dict) -> bool:

@@ -7,12 +7,20 @@ import datetime as dt
 import typing
 
 from sqlalchemy import Row, Select, Table, bindparam, func, insert, select, update
-from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.dialects import sqlite
 from sqlalchemy.orm import Session
 
 from kindling.errors import BadRequest, Conflict, invalid
 from kindling.evidence import checkpoints, merkle, tree, witnesses, witnessing
-from kindling.evidence.chain import ALGORITHM, GENESIS_HASH, body_hash, event_body, signed_bytes, timestamp
+from kindling.evidence.chain import (
+    ALGORITHM,
+    GENESIS_HASH,
+    body_hash,
+    event_body,
+    signed_bytes,
+    timestamp,
+    unsequenced_body,
+)
 from kindling.evidence.keys import Signer
 from kindling.evidence.models import EvidenceCheckpoint, EvidenceEvent, EvidenceHead, EvidenceTreeNode
 from kindling.evidence.reconcile import RECORD_KINDS, reconcile
@@ -52,16 +60,19 @@ _nodes = typing.cast(Table, EvidenceTreeNode.__table__)
 # Appends run in most writes, so their statements are built once.
 _INSERT_EVENTS = insert(_events)
 _INSERT_NODES = insert(_nodes)
-# PostgreSQL locks the row without writing a version of it (SQLite's transactions hold its one
-# writer lock from their start).
-_LOCK_HEAD = (
-    select(_heads.c.seq, _heads.c.hash, _heads.c.frontier)
-    .where(_heads.c.organization_id == bindparam("organization"))
-    .with_for_update(key_share=True)
+_LOCK_HEAD = select(_heads.c.seq, _heads.c.hash, _heads.c.frontier).where(
+    _heads.c.organization_id == bindparam("organization")
 )
-# The head row, locked, for a caller that reads it in a statement of its own before it appends
-# (its parameter: `organization`), and passes it to `append` as a Head: one round trip fewer.
-LOCKED_HEAD = _LOCK_HEAD.cte("locked_head")
+# Migration 0036's function, which sequences an event on PostgreSQL.
+_SEQUENCE = select(
+    func.evidence_append(
+        *(bindparam(name) for name in ("organization", "type", "kind", "subject", "actor")),
+        bindparam("data", type_=_events.c.data.type),
+        bindparam("occurred", type_=_events.c.occurred_at.type),
+        bindparam("before"),
+        bindparam("after"),
+    )
+)
 _ADVANCE_HEAD = (
     update(_heads)
     .where(_heads.c.organization_id == bindparam("organization"))
@@ -91,15 +102,6 @@ _COLUMNS = tuple(
 )
 
 
-class Head(typing.NamedTuple):
-    """The head row as LOCKED_HEAD read it (when there is one): the last seq, its hash and the
-    tree's packed frontier."""
-
-    seq: int
-    hash: str
-    frontier: bytes | None
-
-
 class Entry(typing.NamedTuple):
     """An event to append: its type, its subject (kind, id), who acted (or None) and its data."""
 
@@ -117,38 +119,39 @@ def append(
     subject: tuple[str, str],
     actor_id: str | None,
     data: typing.Mapping[str, object],
-    head: Head | None = None,
-) -> dict:
-    """Append an event to the organization's chain in the caller's transaction; the event appended.
+) -> None:
+    """Append an event to the organization's chain in the caller's transaction.
 
     `subject` is (kind, id), e.g. ("act", act.id). The head row's lock, held until the
-    transaction ends, orders concurrent appends, so `seq` has no gaps. `head` is the head row as
-    this transaction locked it by LOCKED_HEAD, if it did.
+    transaction ends, orders concurrent appends, so `seq` has no gaps.
     """
-    entries = [Entry(type, subject, actor_id, data)]
-    return append_all(db, organization_id=organization_id, entries=entries, head=head)[0]
+    append_all(db, organization_id=organization_id, entries=[Entry(type, subject, actor_id, data)])
 
 
-def append_all(
-    db: Session, *, organization_id: str, entries: typing.Sequence[Entry], head: Head | None = None
-) -> list[dict]:
-    """Append events to the organization's chain in this order, in one lock, one insert and one
-    head update however many there are; the events appended."""
+def append_all(db: Session, *, organization_id: str, entries: typing.Sequence[Entry]) -> None:
+    """Append events to the organization's chain in this order, in one lock however many there are."""
     for entry in entries:
         if entry.type not in EVENT_TYPES:
             raise ValueError(f"unknown evidence event type {entry.type!r}")
     if not entries:
-        return []
-    seq, prev_hash, frontier = _advance_head(db, organization_id, head)
+        return
     occurred_at = utcnow()
-    events, rows, nodes = [], [], []
-    for entry in entries:
+    if db.get_bind().dialect.name == "postgresql":
+        # The database gives each event its place in the chain and the tree (migration 0036's
+        # evidence_append), sent with the transaction's next round trip, at the latest with its
+        # COMMIT (kindling/platform/write_behind.py): the head row is locked only while it runs.
+        write_behind.send_later(db, _SEQUENCE, [_unsequenced(organization_id, entry, occurred_at) for entry in entries])
+        return
+    # What evidence_append does, in Python: SQLite's transactions hold its one writer lock from their start.
+    size, prev_hash, packed = _locked_head(db, organization_id)
+    frontier = tree.frontier(db, organization_id=organization_id, size=size, packed=packed)
+    rows, nodes = [], []
+    for seq, entry in enumerate(entries, start=size + 1):
         kind, subject_id = entry.subject
         event = event_body(
             seq, organization_id, entry.type, kind, subject_id, entry.actor_id, entry.data, occurred_at, prev_hash
         )
-        digest = event["hash"] = body_hash(event)
-        events.append(event)
+        digest = body_hash(event)
         rows.append(
             {
                 "organization_id": organization_id,
@@ -164,42 +167,45 @@ def append_all(
             }
         )
         nodes.extend(tree.grow(frontier, organization_id=organization_id, hash_=digest))
-        seq, prev_hash = seq + 1, digest
-    # Sent with the transaction's next round trip: the head row's lock is then held one round
-    # trip less (kindling/platform/write_behind.py).
-    write_behind.send_later(db, _INSERT_EVENTS, rows)
-    write_behind.send_later(db, _INSERT_NODES, nodes)
+        prev_hash = digest
+    db.execute(_INSERT_EVENTS, rows)
+    db.execute(_INSERT_NODES, nodes)
     # The one change the head row accepts (on PostgreSQL a trigger refuses any other): an advance
     # over the run of events just appended, with the tree's frontier after them.
-    last = events[-1]
-    write_behind.send_later(
-        db,
+    db.execute(
         _ADVANCE_HEAD,
-        {"organization": organization_id, "seq": last["seq"], "hash": last["hash"], "frontier": frontier.packed()},
+        {"organization": organization_id, "seq": size + len(entries), "hash": prev_hash, "frontier": frontier.packed()},
     )
-    return events
 
 
-def _advance_head(db: Session, organization_id: str, head: Head | None) -> tuple[int, str, merkle.Frontier]:
-    """The next seq, the hash it chains from and the tree's frontier it extends, with the head row
-    locked until the transaction ends (by `head`'s statement, if it read one)."""
-    if head is None:
-        head = _locked_head(db, organization_id)
-    size = head.seq
-    return size + 1, head.hash, tree.frontier(db, organization_id=organization_id, size=size, packed=head.frontier)
+def _unsequenced(organization_id: str, entry: Entry, occurred_at: dt.datetime) -> dict:
+    kind, subject_id = entry.subject
+    body = event_body(0, organization_id, entry.type, kind, subject_id, entry.actor_id, entry.data, occurred_at, "")
+    before, after = unsequenced_body(body)
+    return {
+        "organization": organization_id,
+        "type": entry.type,
+        "kind": kind,
+        "subject": subject_id,
+        "actor": entry.actor_id,
+        "data": entry.data,
+        "occurred": occurred_at,
+        "before": before,
+        "after": after,
+    }
 
 
-def _locked_head(db: Session, organization_id: str) -> Head:
+def _locked_head(db: Session, organization_id: str) -> Row[int, str, bytes | None]:
+    """The head row's seq, hash and packed frontier, locked until the transaction ends."""
     row = db.execute(_LOCK_HEAD, {"organization": organization_id}).one_or_none()
     if row is None:
-        dialect = postgresql if db.get_bind().dialect.name == "postgresql" else sqlite
         db.execute(
-            dialect.insert(_heads)
+            sqlite.insert(_heads)
             .values(organization_id=organization_id, seq=0, hash=GENESIS_HASH, frontier=b"")
             .on_conflict_do_nothing()
         )
         row = db.execute(_LOCK_HEAD, {"organization": organization_id}).one()
-    return Head(*row)
+    return row
 
 
 def _range(statement: Select, since: dt.datetime | None, until: dt.datetime | None, location: str) -> Select:

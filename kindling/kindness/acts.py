@@ -110,9 +110,9 @@ _SET_OWN_RIPPLES = (
     .returning(_acts.c.ripple_count)
 )
 _ACTS_TOTAL = select(func.sum(_tallies.c.acts)).where(_tallies.c.organization_id == bindparam("organization"))
-# On PostgreSQL the raise, the act's own count and the total as one statement, with the evidence
-# log's head row locked for the act's event: each would cost a round trip while the
-# organization's lock is held, and one organization's creates wait for each other's.
+# On PostgreSQL the raise, the act's own count and the total as one statement: each would cost a
+# round trip while the organization's lock is held, and one organization's creates wait for each
+# other's.
 _RAISED = _RAISE_RIPPLE_COUNTS.cte("raised")
 _OWN = _SET_OWN_RIPPLES.cte("own")
 _SETTLE = select(
@@ -120,7 +120,6 @@ _SETTLE = select(
     _ACTS_TOTAL.scalar_subquery(),
     select(func.array_agg(_RAISED.c.id)).scalar_subquery(),
     select(func.array_agg(_RAISED.c.category)).scalar_subquery(),
-    *(select(column).scalar_subquery() for column in evidence.LOCKED_HEAD.c),
 )
 # A page's acts, as named tuples of the table's columns. A SQLAlchemy Row looks each attribute up
 # on its class first and raises and catches an AttributeError there: reading an act's body from
@@ -184,7 +183,7 @@ def create_act(
         data["source"] = source
     kindness_stats.invalidate_after_commit(db, cache, organization_id)
     lock_organization(db, organization_id)
-    raised, passed_on, earlier, head = _settle_ripples(
+    raised, passed_on, earlier = _settle_ripples(
         db, organization_id, act.id, sender_id=caller.user_id, recipient_id=recipient_id, at=created_at
     )
     set_committed_value(act, "ripple_count", passed_on)
@@ -199,7 +198,6 @@ def create_act(
         subject=("act", act.id),
         actor_id=caller.user_id,
         data=data,
-        head=head,
     )
     total = earlier + 1
     # Creates count one act at a time under the organization's lock, so only the one whose total
@@ -344,13 +342,12 @@ def list_acts(
 
 def _settle_ripples(
     db: DbSession, organization_id: str, act_id: str, *, sender_id: str, recipient_id: str, at: dt.datetime
-) -> tuple[collections.Counter, int, int, evidence.Head | None]:
+) -> tuple[collections.Counter, int, int]:
     """Under the organization's lock, for the act `act_id` from `sender_id` to `recipient_id` at
     `at`: count it towards the acts its sender received in the window before it, store its own
     ripple count, and read the organization's acts before it. The categories of the acts raised,
     the act's ripple count (min(10, acts `recipient_id` sent in (at, at + 30 days])), the
-    organization's total of acts before this one, and on PostgreSQL the evidence log's head row,
-    locked."""
+    organization's total of acts before this one."""
     parameters = {
         "organization": organization_id,
         "act": act_id,
@@ -362,15 +359,13 @@ def _settle_ripples(
     }
     connection = db.connection()
     if connection.dialect.name == "postgresql":
-        passed_on, earlier, act_ids, categories, *head = connection.execute(_SETTLE, parameters).one()
+        passed_on, earlier, act_ids, categories = connection.execute(_SETTLE, parameters).one()
         raised_acts = list(zip(act_ids or (), categories or (), strict=True))
-        locked = evidence.Head(*head) if head[0] is not None else None
     else:
         # SQLite runs in the process: three statements cost no more than one.
         raised_acts = list(connection.execute(_RAISE_RIPPLE_COUNTS, parameters))
         passed_on = connection.execute(_SET_OWN_RIPPLES, parameters).scalar_one()
         earlier = connection.execute(_ACTS_TOTAL, parameters).scalar_one()
-        locked = None
     raised: collections.Counter = collections.Counter()
     for act_id, category in raised_acts:
         raised[category] += 1
@@ -378,7 +373,7 @@ def _settle_ripples(
         held = db.identity_map.get(db.identity_key(KindnessAct, act_id))
         if held is not None:
             db.expire(held, ["ripple_count"])
-    return raised, passed_on, earlier or 0, locked
+    return raised, passed_on, earlier or 0
 
 
 def _add_to_tally(db: DbSession, act: KindnessAct, *, sign: int) -> None:

@@ -161,7 +161,7 @@ def test_every_earlier_record_is_imported_in_one_chain_per_organization(empty_da
         later, _ = evidence.list_events(session, organization_id=ids["org"])
         assert later[:4] == events
         # The log goes on from the imported head.
-        appended = evidence.append(
+        evidence.append(
             session,
             organization_id=ids["org"],
             type=ACT_RECORDED,
@@ -169,6 +169,7 @@ def test_every_earlier_record_is_imported_in_one_chain_per_organization(empty_da
             actor_id=None,
             data={},
         )
+        appended = evidence.list_events(session, organization_id=ids["org"], limit=1000)[0][-1]
         assert appended["seq"] == head["seq"] + 1 and appended["prevHash"] == head["hash"]
         assert evidence.verify(session, organization_id=ids["org"])["intact"]
         session.rollback()
