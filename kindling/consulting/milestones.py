@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 
-from sqlalchemy import select
+from sqlalchemy import ScalarSelect, bindparam, func, select
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session as DbSession
 
@@ -19,6 +19,22 @@ MILESTONES = {
     "kindness_acts": (100, 500, 1_000, 5_000, 10_000),
     "volunteer_hours": (100, 1_000),
 }
+
+
+def highest_on_record(metric: str) -> ScalarSelect:
+    """The highest threshold of `metric` on record for the organization bound as `organization`,
+    or null. The thresholds on record are always all those up to it: `record_milestones` notes
+    every one a total has reached."""
+    return (
+        select(func.max(PortfolioMilestone.threshold))
+        .where(PortfolioMilestone.organization_id == bindparam("organization"), PortfolioMilestone.metric == metric)
+        .scalar_subquery()
+    )
+
+
+def unrecorded(metric: str, total: float, highest: int | None) -> bool:
+    """Whether `total` has reached a threshold of `metric` above `highest`, the highest on record."""
+    return any((highest or 0) < threshold <= total for threshold in MILESTONES[metric])
 
 
 def record_milestones(

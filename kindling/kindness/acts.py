@@ -14,7 +14,7 @@ import collections
 import datetime as dt
 import typing
 
-from sqlalchemy import Insert, Table, bindparam, func, select, tuple_, update
+from sqlalchemy import Insert, Select, Table, bindparam, func, literal, select, tuple_, union_all, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session as DbSession
 from sqlalchemy.orm.attributes import set_committed_value
@@ -81,11 +81,17 @@ _PASSED_ON = select(func.count()).select_from(
 
 
 def _upsert(
-    insert: typing.Callable[[Table], postgresql.Insert | sqlite.Insert], table: Table, added: tuple[str, ...]
+    insert: typing.Callable[[Table], postgresql.Insert | sqlite.Insert],
+    table: Table,
+    added: tuple[str, ...],
+    rows: Select | None = None,
 ) -> Insert:
-    """Insert a row of `table`, or add its columns `added` to the row with its key."""
+    """Insert a row of `table` (or `rows`, its key's columns and then `added`), or add its
+    columns `added` to the row with its key."""
     statement = insert(table)
     keys = [column.name for column in table.primary_key]
+    if rows is not None:
+        statement = statement.from_select([*keys, *added], rows)
     return statement.on_conflict_do_update(
         index_elements=keys, set_={name: table.c[name] + statement.excluded[name] for name in added}
     )
@@ -93,8 +99,9 @@ def _upsert(
 
 # Upserts, whose row count nobody reads: sent with the transaction's next round trip on
 # PostgreSQL (kindling/platform/write_behind.py), by dialect.
+_TALLY_SUMS = ("acts", "verification_sum", "ripple_sum")
 _ADD_TO_TALLY = {
-    name: _upsert(insert, _tallies, ("acts", "verification_sum", "ripple_sum"))
+    name: _upsert(insert, _tallies, _TALLY_SUMS)
     for name, insert in (("postgresql", postgresql.insert), ("sqlite", sqlite.insert))
 }
 _COUNT_RECIPIENT = {
@@ -107,19 +114,45 @@ _SET_OWN_RIPPLES = (
     update(_acts)
     .where(_acts.c.id == bindparam("act"))
     .values(ripple_count=_PASSED_ON.scalar_subquery())
-    .returning(_acts.c.ripple_count)
+    .returning(_acts.c.ripple_count, _acts.c.category, _acts.c.verified_level)
 )
 _ACTS_TOTAL = select(func.sum(_tallies.c.acts)).where(_tallies.c.organization_id == bindparam("organization"))
-# On PostgreSQL the raise, the act's own count and the total as one statement: each would cost a
-# round trip while the organization's lock is held, and one organization's creates wait for each
-# other's.
+# On PostgreSQL the raise, the act's own count, the tallies of both and the total as one
+# statement: each would cost a round trip while the organization's lock is held, and one
+# organization's creates wait for each other's. Its answer: the act's ripple count, the total of
+# acts before it, the acts raised and the highest milestone of acts on record.
 _RAISED = _RAISE_RIPPLE_COUNTS.cte("raised")
 _OWN = _SET_OWN_RIPPLES.cte("own")
+_counts = union_all(
+    select(_OWN.c.category, literal(1).label("acts"), _OWN.c.verified_level, _OWN.c.ripple_count),
+    select(_RAISED.c.category, literal(0), literal(0), literal(1)),
+).subquery("counts")
+_TALLIED = (
+    _upsert(
+        postgresql.insert,
+        _tallies,
+        _TALLY_SUMS,
+        select(
+            bindparam("organization"),
+            _counts.c.category,
+            *(func.sum(column) for column in list(_counts.c)[1:]),
+        ).group_by(_counts.c.category),
+    )
+    .returning(_tallies.c.category)
+    .cte("tallied")
+)
 _SETTLE = select(
     select(_OWN.c.ripple_count).scalar_subquery(),
     _ACTS_TOTAL.scalar_subquery(),
     select(func.array_agg(_RAISED.c.id)).scalar_subquery(),
-    select(func.array_agg(_RAISED.c.category)).scalar_subquery(),
+    milestones.highest_on_record("kindness_acts"),
+).add_cte(_TALLIED)
+# Read once a create that settles with its COMMIT has committed: the act's ripple count, the
+# organization's total of acts and the highest milestone of acts on record.
+_SETTLED = select(
+    select(_acts.c.ripple_count).where(_acts.c.id == bindparam("act")).scalar_subquery(),
+    _ACTS_TOTAL.scalar_subquery(),
+    milestones.highest_on_record("kindness_acts"),
 )
 # A page's acts, as named tuples of the table's columns. A SQLAlchemy Row looks each attribute up
 # on its class first and raises and catches an AttributeError there: reading an act's body from
@@ -145,8 +178,11 @@ def create_act(
     media: list[dict] | None = None,
     created_at: dt.datetime | None = None,
     source: str = "api",
+    commit: bool = False,
 ) -> KindnessAct:
-    """Record an act the caller did for `recipient_id` (at `created_at`, by default now), through `source`."""
+    """Record an act the caller did for `recipient_id` (at `created_at`, by default now), through
+    `source`; with `commit`, commit the caller's transaction with it, which then holds nothing
+    more to write."""
     recipient_id = canonical_id(recipient_id)
     if recipient_id == caller.user_id:
         raise BadRequest("The recipient cannot be the sender", code="self_recognition")
@@ -183,27 +219,34 @@ def create_act(
         data["source"] = source
     kindness_stats.invalidate_after_commit(db, cache, organization_id)
     lock_organization(db, organization_id)
-    raised, passed_on, earlier = _settle_ripples(
-        db, organization_id, act.id, sender_id=caller.user_id, recipient_id=recipient_id, at=created_at
-    )
-    set_committed_value(act, "ripple_count", passed_on)
-    _add_to_tally(db, act, sign=1)
-    for raised_category, count in raised.items():
-        add_to_category_tally(db, organization_id, raised_category, ripple_sum=count)
     _count_recipient(db, organization_id, recipient_id)
-    evidence.append(
-        db,
-        organization_id=organization_id,
-        type=ACT_RECORDED,
-        subject=("act", act.id),
-        actor_id=caller.user_id,
-        data=data,
-    )
-    total = earlier + 1
-    # Creates count one act at a time under the organization's lock, so only the one whose total
-    # is a threshold can reach it: the others need not read which milestones are on record.
-    if total in milestones.MILESTONES["kindness_acts"]:
-        milestones.record_milestones(db, organization_id=organization_id, kindness_acts_total=total)
+    settling = {
+        "organization": organization_id,
+        "act": act.id,
+        "sender": caller.user_id,
+        "recipient": recipient_id,
+        "since": created_at - RIPPLE_WINDOW,
+        "at": created_at,
+        "until": created_at + RIPPLE_WINDOW,
+    }
+    recorded = [evidence.Entry(ACT_RECORDED, ("act", act.id), caller.user_id, data)]
+    if commit and db.get_bind().dialect.name == "postgresql":
+        # The settling, the tallies and the event go with the COMMIT, and what the answer needs is
+        # read after it: nothing waits for an answer while the organization's lock is held.
+        write_behind.send_later(db, _SETTLE, settling)
+        evidence.append_all(db, organization_id=organization_id, entries=recorded)
+        ripple_count, total, highest = write_behind.commit_then_read(db, _SETTLED, settling)
+        set_committed_value(act, "ripple_count", ripple_count)
+        # Told by the first create to find a threshold reached and not on record: here after the
+        # commit, in a transaction of its own.
+        if milestones.unrecorded("kindness_acts", total, highest):
+            milestones.record_milestones(db, organization_id=organization_id, kindness_acts_total=total)
+        return act
+    passed_on, earlier, highest = _settle_ripples(db, settling)
+    set_committed_value(act, "ripple_count", passed_on)
+    evidence.append_all(db, organization_id=organization_id, entries=recorded)
+    if milestones.unrecorded("kindness_acts", earlier + 1, highest):
+        milestones.record_milestones(db, organization_id=organization_id, kindness_acts_total=earlier + 1)
     return act
 
 
@@ -340,40 +383,34 @@ def list_acts(
     return pagination.cut(acts, limit=limit, position=lambda act: (act.created_at, act.id))
 
 
-def _settle_ripples(
-    db: DbSession, organization_id: str, act_id: str, *, sender_id: str, recipient_id: str, at: dt.datetime
-) -> tuple[collections.Counter, int, int]:
-    """Under the organization's lock, for the act `act_id` from `sender_id` to `recipient_id` at
-    `at`: count it towards the acts its sender received in the window before it, store its own
-    ripple count, and read the organization's acts before it. The categories of the acts raised,
-    the act's ripple count (min(10, acts `recipient_id` sent in (at, at + 30 days])), the
-    organization's total of acts before this one."""
-    parameters = {
-        "organization": organization_id,
-        "act": act_id,
-        "sender": sender_id,
-        "recipient": recipient_id,
-        "since": at - RIPPLE_WINDOW,
-        "at": at,
-        "until": at + RIPPLE_WINDOW,
-    }
+def _settle_ripples(db: DbSession, settling: dict) -> tuple[int, int, int | None]:
+    """Under the organization's lock, for the act `act` from `sender` to `recipient` at `at`:
+    count it towards the acts its sender received in the window before it, store its own ripple
+    count (min(10, acts `recipient` sent in (at, at + 30 days])), and add both to the tallies.
+    The act's ripple count, the organization's total of acts before this one, and the highest
+    milestone of acts on record."""
     connection = db.connection()
     if connection.dialect.name == "postgresql":
-        passed_on, earlier, act_ids, categories = connection.execute(_SETTLE, parameters).one()
-        raised_acts = list(zip(act_ids or (), categories or (), strict=True))
+        passed_on, earlier, raised_ids, highest = connection.execute(_SETTLE, settling).one()
     else:
-        # SQLite runs in the process: three statements cost no more than one.
-        raised_acts = list(connection.execute(_RAISE_RIPPLE_COUNTS, parameters))
-        passed_on = connection.execute(_SET_OWN_RIPPLES, parameters).scalar_one()
-        earlier = connection.execute(_ACTS_TOTAL, parameters).scalar_one()
-    raised: collections.Counter = collections.Counter()
-    for act_id, category in raised_acts:
-        raised[category] += 1
+        # SQLite runs in the process: several statements cost no more than one.
+        raised = list(connection.execute(_RAISE_RIPPLE_COUNTS, settling))
+        passed_on, category, verified_level = connection.execute(_SET_OWN_RIPPLES, settling).one()
+        earlier = connection.execute(_ACTS_TOTAL, settling).scalar_one()
+        highest = connection.execute(select(milestones.highest_on_record("kindness_acts")), settling).scalar_one()
+        organization_id = settling["organization"]
+        add_to_category_tally(
+            db, organization_id, category, acts=1, verification_sum=verified_level, ripple_sum=passed_on
+        )
+        for raised_category, count in collections.Counter(category for _id, category in raised).items():
+            add_to_category_tally(db, organization_id, raised_category, ripple_sum=count)
+        raised_ids = [act_id for act_id, _category in raised]
+    for act_id in raised_ids or ():
         # An act this session holds (one a batch recorded before) reads its new count again.
         held = db.identity_map.get(db.identity_key(KindnessAct, act_id))
         if held is not None:
             db.expire(held, ["ripple_count"])
-    return raised, passed_on, earlier or 0
+    return passed_on, earlier or 0, highest
 
 
 def _add_to_tally(db: DbSession, act: KindnessAct, *, sign: int) -> None:

@@ -10,7 +10,7 @@ from kindling.kindness import stats as kindness_stats
 from kindling.kindness.models import KindnessAct
 from kindling.kindness.verification_models import Attestation, VerificationDecision
 from kindling.platform import access
-from kindling.platform.request import Reply, db, runtime
+from kindling.platform.request import Reply, db, may_commit, runtime
 
 
 def create_act(body: dict, token_info: dict) -> Reply:
@@ -23,6 +23,7 @@ def create_act(body: dict, token_info: dict) -> Reply:
         verification_level=body["verificationLevel"],
         recipient_id=body["recipientId"],
         media=body.get("media"),
+        commit=may_commit(),
     )
     return {"data": act_body(act)}, 201
 

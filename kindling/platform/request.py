@@ -18,6 +18,9 @@ from kindling.platform.mail import Mailer
 from kindling.platform.ratelimit import RateLimiter
 
 EXTENSION = "kindling"
+# Where a request keeps, in flask.g, an Idempotency-Key's attempt, whose answer it stores in the
+# request's transaction once the handler has answered (kindling/web/idempotency.py).
+KEYED = "idempotency"
 # A file a request uploads (a bulk invite's CSV) is at most this large.
 UPLOAD_LIMIT = 1024 * 1024
 
@@ -49,3 +52,9 @@ def db() -> Session:
     if "db" not in flask.g:
         flask.g.db = runtime().session_factory()
     return flask.g.db
+
+
+def may_commit() -> bool:
+    """Whether a handler may commit the request's transaction itself, before it answers: not
+    when the request still writes in it afterwards (an Idempotency-Key's answer)."""
+    return KEYED not in flask.g

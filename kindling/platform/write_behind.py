@@ -7,7 +7,8 @@ carries it in front of its own, in one string, and what is left goes with the CO
 PostgreSQL runs the statements of one string in order, each with a snapshot of its own, and
 psycopg2 answers the last one's rows and row count: the transaction reads and writes exactly as
 if each had been sent alone. A write that fails does so with the statement that carried it, in
-the same transaction, which then rolls back.
+the same transaction, which then rolls back. `commit_then_read` adds a read after the COMMIT,
+for a transaction none of whose writes needs an answer before it commits.
 
 SQLite runs in the process, where a round trip costs nothing: `send_later` executes at once
 there, as it does on an engine `install` has not prepared (Alembic's, say).
@@ -19,7 +20,7 @@ import typing
 import weakref
 from collections.abc import Mapping, Sequence
 
-from sqlalchemy import Connection, Engine, event
+from sqlalchemy import Connection, Engine, Row, event
 from sqlalchemy.engine.interfaces import DBAPICursor, ExecutionContext
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.orm import Session
@@ -27,6 +28,7 @@ from sqlalchemy.sql.compiler import Compiled
 from sqlalchemy.sql.expression import Executable
 
 _PENDING = "kindling.write_behind"
+_THEN = "kindling.write_behind.then"
 _INSTALLED: weakref.WeakSet[Engine] = weakref.WeakSet()
 # Each statement's SQL and the conversions of its parameters, by the statement and the names of
 # the parameters it is sent with (the statements are built once, at import).
@@ -40,6 +42,25 @@ def install(engine: Engine) -> None:
     event.listen(engine, "commit", _send_before_commit)
     event.listen(engine, "rollback", _forget)
     event.listen(engine, "begin", _forget)
+
+
+def commit_then_read(db: Session, statement: Executable, parameters: Mapping[str, object]) -> Row:
+    """Commit the transaction of `db` and read the first row of `statement` with `parameters`
+    once it has committed. On an engine `install` prepared, the read travels in the string that
+    commits: the locks the transaction's writes take end without a wait for an answer."""
+    connection = db.connection()
+    answer: list[Row] = []
+    then = connection.engine in _INSTALLED
+    if then:
+        with connection.connection.dbapi_connection.cursor() as cursor:  # type: ignore[union-attr]
+            connection.info[_THEN] = (_rendered(connection, cursor, statement, parameters), answer)
+    db.commit()
+    if answer:
+        return answer[0]
+    if then:
+        # The commit ended a savepoint, not the connection's transaction (a test's), which goes on.
+        connection.info.pop(_THEN, None)
+    return db.execute(statement, parameters).one()
 
 
 def send_later(
@@ -59,13 +80,19 @@ def send_later(
         connection.begin()  # which forgets what an earlier transaction left
     pending = connection.info.setdefault(_PENDING, [])
     with connection.connection.dbapi_connection.cursor() as cursor:  # type: ignore[union-attr]
-        for one in sets:
-            compiled, conversions = _rendering(connection, statement, tuple(one))
-            values = compiled.construct_params(one) or {}
-            for name, convert in conversions.items():
-                if convert is not None and name in values:
-                    values[name] = convert(values[name])
-            pending.append(cursor.mogrify(compiled.string, values).decode() + ";\n")
+        pending.extend(_rendered(connection, cursor, statement, one) + ";\n" for one in sets)
+
+
+def _rendered(
+    connection: Connection, cursor: typing.Any, statement: Executable, parameters: Mapping[str, object]
+) -> str:
+    """`statement` with `parameters` as the SQL text the driver would send."""
+    compiled, conversions = _rendering(connection, statement, tuple(parameters))
+    values = compiled.construct_params(parameters) or {}
+    for name, convert in conversions.items():
+        if convert is not None and name in values:
+            values[name] = convert(values[name])
+    return cursor.mogrify(compiled.string, values).decode()
 
 
 def _rendering(
@@ -113,27 +140,34 @@ def _carry(
 
 
 def _send_before_commit(connection: Connection) -> None:
-    if not connection.info.get(_PENDING):
+    then = connection.info.pop(_THEN, None)
+    if not connection.info.get(_PENDING) and then is None:
         return
     # The last writes and the COMMIT in one string: the transaction's locks end once they are
     # done, not one round trip later. The BEGIN opens the empty transaction that the driver's own
-    # COMMIT, which follows whatever the string held, then closes; in the driver's autocommit
-    # mode each statement commits itself, and nothing would close it.
+    # COMMIT, which follows whatever the string held, then closes (with the read after the
+    # commit, if one was asked for); in the driver's autocommit mode each statement commits
+    # itself, and nothing would close it.
     driver = connection.connection.dbapi_connection
     assert driver is not None, "a connection in a transaction has its driver's"
+    ending = "" if driver.autocommit else "COMMIT;\nBEGIN"
+    if then is not None:
+        read, answer = then
+        ending += ";\n" + read.replace("%", "%%")
     try:
-        connection.exec_driver_sql(
-            carried(connection, "" if driver.autocommit else "COMMIT;\nBEGIN", formatted=True), ()
-        )
+        result = connection.exec_driver_sql(carried(connection, ending, formatted=True), ())
     except DBAPIError:
         # A write that failed ended the string before its COMMIT, and SQLAlchemy holds the
         # transaction as over whatever its commit did: end it, as a failed COMMIT would.
         if not connection.invalidated:
             driver.rollback()
         raise
+    if then is not None:
+        answer.append(result.one())
 
 
 def _forget(connection: Connection) -> None:
     # An invalidated connection has lost its writes with its `info`, which it may not be asked for.
     if not connection.invalidated:
         connection.info.pop(_PENDING, None)
+        connection.info.pop(_THEN, None)

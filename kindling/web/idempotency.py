@@ -17,7 +17,7 @@ from kindling.errors import ApiError, invalid
 from kindling.idempotency import responses
 from kindling.idempotency.responses import Answer, Attempt
 from kindling.platform.base import utcnow
-from kindling.platform.request import Runtime, db
+from kindling.platform.request import KEYED, Runtime, db
 from kindling.web.authentication import principal_of
 from kindling.web.errors import envelope
 
@@ -75,12 +75,12 @@ def keep_answers(flask_app: flask.Flask, operations: KeyedOperations) -> None:
         answer = responses.begin(db(), attempt, now=utcnow())
         if answer is not None:
             return flask.Response(answer.body, status=answer.status, headers={**answer.headers, REPLAYED: "true"})
-        flask.g.idempotency = (attempt, operations.headers[operation_id])
+        setattr(flask.g, KEYED, (attempt, operations.headers[operation_id]))
         return None
 
     @flask_app.after_request
     def keep(response: flask.Response) -> flask.Response:
-        keyed = flask.g.pop("idempotency", None)
+        keyed = flask.g.pop(KEYED, None)
         if keyed is None:
             return response
         attempt, named = keyed
@@ -106,7 +106,7 @@ def keep_refusals(flask_app: flask.Flask, state: Runtime) -> None:
     @flask_app.teardown_request
     def keep_refusal(error: BaseException | None) -> None:
         refusal = flask.g.pop("idempotency_refusal", None)
-        keyed = flask.g.pop("idempotency", None)
+        keyed = flask.g.pop(KEYED, None)
         if keyed is not None and isinstance(error, ApiError) and error.status < 500:
             attempt, _named = keyed
             headers = {"Content-Type": "application/json", **error.headers}

@@ -71,13 +71,8 @@ def test_create_takes_sender_and_organization_from_the_session(client, make):
     assert client.get(f"/api/kindness/{act['id']}", headers=admin.headers).json()["data"] == act
 
 
-def test_a_create_holds_its_organizations_lock_for_two_statements_and_the_commit(client, make, runtime):
-    """On PostgreSQL the lock, the ripple counts, the tallies and the log's append reach the database in two round trips before the commit (docs/decisions.md §1,
-    "Writes sent behind"): one organization's creates wait for each other that long."""
-    if runtime.engine.dialect.name != "postgresql":
-        pytest.skip("SQLite runs each write at once, in the process")
-    member = make.member(make.admin())
-    make.act(member)  # the organization's log has a head row to lock
+def _sent_from_the_lock(client, runtime, member, headers=None) -> list[str]:
+    """The strings a create sent to the database, from the one that takes the organization's lock."""
     sent: list[str] = []
 
     def record(*arguments) -> None:
@@ -85,23 +80,53 @@ def test_a_create_holds_its_organizations_lock_for_two_statements_and_the_commit
 
     event.listen(runtime.engine, "after_cursor_execute", record)
     try:
-        response = client.post("/api/kindness", json=valid_body(verificationLevel=1), headers=member.headers)
+        response = client.post(
+            "/api/kindness", json=valid_body(verificationLevel=1), headers={**member.headers, **(headers or {})}
+        )
     finally:
         event.remove(runtime.engine, "after_cursor_execute", record)
     assert response.status_code == 201
     locked = next(
         n for n, statement in enumerate(sent) if "FROM organizations" in statement and "FOR NO KEY UPDATE" in statement
     )
-    settle, commit = sent[locked:]
-    assert "UPDATE kindness_acts" in settle
-    # The commit (here the release of the request's savepoint, inside the test's transaction).
-    for write in (
-        "INSERT INTO kindness_tallies",
-        "INSERT INTO kindness_recipient_tallies",
-        "evidence_append(",
-    ):
+    return sent[locked:]
+
+
+SETTLED_WRITES = (
+    "UPDATE kindness_acts",
+    "INSERT INTO kindness_tallies",
+    "INSERT INTO kindness_recipient_tallies",
+    "evidence_append(",
+)
+
+
+def test_a_create_sends_its_lock_and_every_counted_write_with_the_commit(client, make, runtime):
+    """On PostgreSQL the lock, the ripple counts, the tallies and the log's append reach the
+    database in the string that commits, and the act's ripple count is read after it
+    (docs/decisions.md §1, "Writes sent behind"): no create waits for an answer while it holds
+    the organization's lock."""
+    if runtime.engine.dialect.name != "postgresql":
+        pytest.skip("SQLite runs each write at once, in the process")
+    member = make.member(make.admin())
+    commit, *after = _sent_from_the_lock(client, runtime, member)
+    for write in SETTLED_WRITES:
         assert write in commit
+    # The commit: here the release of the request's savepoint, inside the test's transaction
+    # (tests/platform/test_write_behind.py sends a real COMMIT so).
     assert "RELEASE SAVEPOINT" in commit
+    assert any(read.startswith("SELECT (SELECT kindness_acts.ripple_count") for read in after)
+
+
+def test_a_keyed_create_settles_before_its_answer_is_kept_with_it(client, make, runtime):
+    """A create with an Idempotency-Key commits with the answer it stores, which needs the act's
+    ripple count: it settles in a statement of its own first."""
+    if runtime.engine.dialect.name != "postgresql":
+        pytest.skip("SQLite runs each write at once, in the process")
+    member = make.member(make.admin())
+    settle = _sent_from_the_lock(client, runtime, member, {"Idempotency-Key": "create-1"})[0]
+    # The statement that answers, and nothing sent after it yet (the key's answer and the rest
+    # go on the driver's cursor with the commit).
+    assert settle.rsplit(";\n", 1)[-1].startswith("WITH own AS") and "evidence_append(" not in settle
 
 
 def test_media_is_always_an_array(client, make):

@@ -7,6 +7,7 @@ from __future__ import annotations
 import pytest
 import sqlalchemy as sa
 from sqlalchemy import event
+from sqlalchemy.orm import Session
 
 from kindling.platform import write_behind
 
@@ -173,3 +174,53 @@ def test_writes_left_for_the_commit_of_an_autocommit_connection_leave_no_transac
             driver = connection.connection.dbapi_connection
             assert driver.info.transaction_status == 0  # type: ignore[union-attr]  # idle: no block left open
         assert [row.text for row in connection.execute(_ALL)] == ["one"]
+
+
+def test_a_read_after_the_commit_travels_in_the_string_that_commits(engine, trips):
+    """`commit_then_read`: the rows the writes locked are free once the one string has run, and
+    the read sees what the transaction committed."""
+    shared = sa.Table(
+        "write_behind_read",
+        sa.MetaData(),
+        sa.Column("id", sa.Integer, primary_key=True),
+        sa.Column("text", sa.String(20)),
+    )
+    shared.create(engine, checkfirst=True)
+    seen: list[tuple] = []
+
+    def from_another_transaction(_connection) -> None:
+        with engine.connect() as other:
+            locked = sa.select(shared.c.text).where(shared.c.id == 1).with_for_update(nowait=True)
+            seen.append(tuple(other.execute(locked).scalars()))
+
+    try:
+        with Session(engine) as session:
+            session.execute(sa.insert(shared), {"id": 1, "text": "before"})
+            session.commit()
+            write_behind.send_later(session, sa.update(shared).values(text="100% after"), {})
+            read = sa.select(shared.c.text, sa.literal("50%")).where(shared.c.id == sa.bindparam("id"))
+            if postgresql(engine):
+                event.listen(engine, "commit", from_another_transaction)
+            trips.clear()
+            try:
+                row = write_behind.commit_then_read(session, read, {"id": 1})
+            finally:
+                if postgresql(engine):
+                    event.remove(engine, "commit", from_another_transaction)
+        assert tuple(row) == ("100% after", "50%")
+        if postgresql(engine):
+            assert seen == [("100% after",)]
+            (string,) = [trip for trip in trips if "UPDATE write_behind_read" in trip]
+            assert string.index("UPDATE") < string.index("COMMIT;\nBEGIN;\nSELECT")
+    finally:
+        shared.drop(engine)
+
+
+def test_a_read_after_a_commit_that_ends_a_savepoint_follows_the_writes(connection):
+    outer = connection.begin()
+    session = Session(bind=connection, join_transaction_mode="create_savepoint")
+    write_behind.send_later(session, _INSERT, {"id": 1, "text": "one"})
+    row = write_behind.commit_then_read(session, sa.select(sa.func.count()).select_from(_notes), {})
+    assert row == (1,) and outer.is_active
+    outer.rollback()
+    assert connection.execute(sa.select(sa.func.count()).select_from(_notes)).scalar() == 0

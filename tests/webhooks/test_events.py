@@ -92,6 +92,44 @@ def test_a_client_crossing_100_acts_is_a_milestone_once(db, make, runtime):
     assert (milestone["metric"], milestone["threshold"], milestone["value"]) == ("kindness_acts", 100, 100)
 
 
+def test_a_create_through_the_api_tells_the_milestone_after_its_commit_or_the_next_one_does(
+    client, db, make, runtime, monkeypatch
+):
+    """A create that commits itself (docs/decisions.md §1) tells a milestone once it has
+    committed: the first create to find a threshold reached and not on record tells it, so one
+    whose process stopped in between leaves it to the next."""
+    consultant, admin = make.consultant(), make.admin()
+    make.client(consultant, admin)
+    make.endpoint(consultant, URL)
+    member = make.member(admin)
+    caller = principal(admin)
+    for n in range(98):
+        kindness.create_act(
+            db,
+            runtime.cache,
+            caller=caller,
+            description=f"act {n}",
+            category="community",
+            verification_level=3,
+            recipient_id=f"outsider-{n}",
+        )
+    act = {"description": "Covered a shift", "category": "community", "verificationLevel": 1}
+    assert client.post("/api/kindness", json={**act, "recipientId": "x-1"}, headers=member.headers).status_code == 201
+    assert events(db, consultant, "portfolio.milestone") == []
+    # The 100th act's process stops after its commit, before it tells the milestone.
+    with monkeypatch.context() as stopped:
+        stopped.setattr(kindness.milestones, "record_milestones", lambda *args, **kwargs: [])
+        created = client.post("/api/kindness", json={**act, "recipientId": "x-2"}, headers=member.headers)
+    assert created.status_code == 201 and events(db, consultant, "portfolio.milestone") == []
+    for recipient in ("x-3", "x-4"):
+        assert (
+            client.post("/api/kindness", json={**act, "recipientId": recipient}, headers=member.headers).status_code
+            == 201
+        )
+    (milestone,) = events(db, consultant, "portfolio.milestone")
+    assert (milestone["metric"], milestone["threshold"], milestone["value"]) == ("kindness_acts", 100, 101)
+
+
 def test_verified_volunteer_hours_crossing_100_is_a_milestone(db, make):
     consultant, admin = make.consultant(), make.admin()
     make.client(consultant, admin)
