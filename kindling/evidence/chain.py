@@ -21,9 +21,9 @@ from kindling.evidence import merkle, notes
 
 GENESIS_HASH = "0" * 64
 ALGORITHM = "Ed25519"
-# The members an event is hashed over: everything but `hash` itself.
 # Where `unsequenced_body` cuts: `prevHash` and `seq` as it fills them in, and the comma after.
 _SEQUENCE_MARK = '"prevHash":"","seq":0,'
+# The members an event is hashed over: everything but `hash` itself.
 HASHED_MEMBERS = ("seq", "organizationId", "type", "subject", "actorId", "data", "occurredAt", "prevHash")
 
 

@@ -60,7 +60,7 @@ _nodes = typing.cast(Table, EvidenceTreeNode.__table__)
 # Appends run in most writes, so their statements are built once.
 _INSERT_EVENTS = insert(_events)
 _INSERT_NODES = insert(_nodes)
-_LOCK_HEAD = select(_heads.c.seq, _heads.c.hash, _heads.c.frontier).where(
+_HEAD = select(_heads.c.seq, _heads.c.hash, _heads.c.frontier).where(
     _heads.c.organization_id == bindparam("organization")
 )
 # Migration 0036's function, which sequences an event on PostgreSQL.
@@ -143,7 +143,7 @@ def append_all(db: Session, *, organization_id: str, entries: typing.Sequence[En
         write_behind.send_later(db, _SEQUENCE, [_unsequenced(organization_id, entry, occurred_at) for entry in entries])
         return
     # What evidence_append does, in Python: SQLite's transactions hold its one writer lock from their start.
-    size, prev_hash, packed = _locked_head(db, organization_id)
+    size, prev_hash, packed = _head(db, organization_id)
     frontier = tree.frontier(db, organization_id=organization_id, size=size, packed=packed)
     rows, nodes = [], []
     for seq, entry in enumerate(entries, start=size + 1):
@@ -195,16 +195,16 @@ def _unsequenced(organization_id: str, entry: Entry, occurred_at: dt.datetime) -
     }
 
 
-def _locked_head(db: Session, organization_id: str) -> Row[int, str, bytes | None]:
-    """The head row's seq, hash and packed frontier, locked until the transaction ends."""
-    row = db.execute(_LOCK_HEAD, {"organization": organization_id}).one_or_none()
+def _head(db: Session, organization_id: str) -> Row[int, str, bytes | None]:
+    """The head row's seq, hash and packed frontier, made at the genesis if there is none."""
+    row = db.execute(_HEAD, {"organization": organization_id}).one_or_none()
     if row is None:
         db.execute(
             sqlite.insert(_heads)
             .values(organization_id=organization_id, seq=0, hash=GENESIS_HASH, frontier=b"")
             .on_conflict_do_nothing()
         )
-        row = db.execute(_LOCK_HEAD, {"organization": organization_id}).one()
+        row = db.execute(_HEAD, {"organization": organization_id}).one()
     return row
 
 
