@@ -204,8 +204,16 @@ def test_privacy_reaches_the_features_through_their_personal_data_functions():
 
 
 # Who ends a transaction: the request's pipeline, the worker loops that run deliveries and Slack's
-# jobs, and the migrations' runner.
-TRANSACTION_OWNERS = ("kindling.web", "kindling.webhooks.delivery", "kindling.slack.jobs", "kindling.migrations.env")
+# jobs, and the migrations' runner; and the write-behind, whose commit carries a read after it, for
+# a handler the pipeline lets commit (`kindling.platform.request.may_commit`: an act create,
+# docs/decisions.md §1).
+TRANSACTION_OWNERS = (
+    "kindling.web",
+    "kindling.webhooks.delivery",
+    "kindling.slack.jobs",
+    "kindling.migrations.env",
+    "kindling.platform.write_behind",
+)
 
 
 def test_only_the_request_pipeline_and_the_workers_commit():
