@@ -87,12 +87,20 @@ def _rendered(
     connection: Connection, cursor: typing.Any, statement: Executable, parameters: Mapping[str, object]
 ) -> str:
     """`statement` with `parameters` as the SQL text the driver would send."""
+    return cursor.mogrify(*driver_form(connection, statement, parameters)).decode()
+
+
+def driver_form(
+    connection: Connection, statement: Executable, parameters: Mapping[str, object]
+) -> tuple[str, Mapping[str, object]]:
+    """`statement` in the driver's own SQL, and `parameters` as SQLAlchemy would convert them for
+    it (`kindling.platform.database.on_driver` runs the two)."""
     compiled, conversions = _rendering(connection, statement, tuple(parameters))
     values = compiled.construct_params(parameters) or {}
     for name, convert in conversions.items():
         if convert is not None and name in values:
             values[name] = convert(values[name])
-    return cursor.mogrify(compiled.string, values).decode()
+    return compiled.string, values
 
 
 def _rendering(

@@ -8,7 +8,9 @@ import datetime as dt
 import pytest
 from sqlalchemy import event, func, select
 
+from kindling.kindness import acts as kindness
 from kindling.kindness.models import KindnessAct, KindnessRecipientTally, KindnessTally
+from kindling.platform import database
 
 ACT_FIELDS = {
     "id",
@@ -117,16 +119,27 @@ def test_a_create_sends_its_lock_and_every_counted_write_with_the_commit(client,
     assert any(read.startswith("SELECT (SELECT kindness_acts.ripple_count") for read in after)
 
 
-def test_a_keyed_create_settles_before_its_answer_is_kept_with_it(client, make, runtime):
+def test_a_keyed_create_settles_before_its_answer_is_kept_with_it(client, make, runtime, monkeypatch):
     """A create with an Idempotency-Key commits with the answer it stores, which needs the act's
-    ripple count: it settles in a statement of its own first."""
+    ripple count: it settles in a statement of its own first, on the driver's cursor."""
     if runtime.engine.dialect.name != "postgresql":
         pytest.skip("SQLite runs each write at once, in the process")
     member = make.member(make.admin())
-    settle = _sent_from_the_lock(client, runtime, member, {"Idempotency-Key": "create-1"})[0]
-    # The statement that answers, and nothing sent after it yet (the key's answer and the rest
-    # go on the driver's cursor with the commit).
-    assert settle.rsplit(";\n", 1)[-1].startswith("WITH own AS") and "evidence_append(" not in settle
+    settled: list[str] = []
+
+    def on_driver(connection, sql, parameters):
+        cursor = database.on_driver(connection, sql, parameters)
+        settled.append(cursor.query.decode())
+        return cursor
+
+    monkeypatch.setattr(kindness, "on_driver", on_driver)
+    headers = {**member.headers, "Idempotency-Key": "create-1"}
+    response = client.post("/api/kindness", json=valid_body(verificationLevel=1), headers=headers)
+    assert response.status_code == 201
+    (settle,) = settled
+    # The lock and the settling, answered before the event and the commit are sent.
+    assert "FOR NO KEY UPDATE" in settle and settle.rsplit(";\n", 1)[-1].startswith("WITH own AS")
+    assert "evidence_append(" not in settle
 
 
 def test_media_is_always_an_array(client, make):
