@@ -50,14 +50,14 @@ def commit_then_read(db: Session, statement: Executable, parameters: Mapping[str
     commits: the locks the transaction's writes take end without a wait for an answer."""
     connection = db.connection()
     answer: list[Row] = []
-    then = connection.engine in _INSTALLED
-    if then:
+    travels = connection.engine in _INSTALLED
+    if travels:
         with connection.connection.dbapi_connection.cursor() as cursor:  # type: ignore[union-attr]
             connection.info[_THEN] = (_rendered(connection, cursor, statement, parameters), answer)
     db.commit()
     if answer:
         return answer[0]
-    if then:
+    if travels:
         # The commit ended a savepoint, not the connection's transaction (a test's), which goes on.
         connection.info.pop(_THEN, None)
     return db.execute(statement, parameters).one()
