@@ -4,6 +4,8 @@ at once."""
 
 from __future__ import annotations
 
+import typing
+
 import pytest
 import sqlalchemy as sa
 from sqlalchemy import event
@@ -127,11 +129,9 @@ def test_a_failing_write_left_for_the_commit_fails_the_commit_and_nothing_is_kep
     assert [row.text for row in connection.execute(_ALL)] == ["first", "third"]
 
 
-def test_the_writes_left_for_the_commit_release_their_locks_with_it_in_one_round_trip(engine):
-    """The COMMIT travels with the last writes, so the rows they locked are free once that one
-    string has run: a lock held until one round trip later keeps every writer behind it waiting."""
-    if not postgresql(engine):
-        pytest.skip("SQLite runs each write at once, and holds one lock for the whole database")
+def _shared_row(engine) -> tuple[sa.Table, list[tuple], typing.Callable]:
+    """A table other connections see, what another transaction read of its row 1 with NOWAIT,
+    and the listener that reads it so."""
     shared = sa.Table(
         "write_behind_shared",
         sa.MetaData(),
@@ -146,6 +146,15 @@ def test_the_writes_left_for_the_commit_release_their_locks_with_it_in_one_round
             locked = sa.select(shared.c.text).where(shared.c.id == 1).with_for_update(nowait=True)
             seen.append(tuple(other.execute(locked).scalars()))
 
+    return shared, seen, from_another_transaction
+
+
+def test_the_writes_left_for_the_commit_release_their_locks_with_it_in_one_round_trip(engine):
+    """The COMMIT travels with the last writes, so the rows they locked are free once that one
+    string has run: a lock held until one round trip later keeps every writer behind it waiting."""
+    if not postgresql(engine):
+        pytest.skip("SQLite runs each write at once, and holds one lock for the whole database")
+    shared, seen, from_another_transaction = _shared_row(engine)
     try:
         with engine.connect() as connection:
             connection.execute(sa.insert(shared), {"id": 1, "text": "before"})
@@ -179,20 +188,7 @@ def test_writes_left_for_the_commit_of_an_autocommit_connection_leave_no_transac
 def test_a_read_after_the_commit_travels_in_the_string_that_commits(engine, trips):
     """`commit_then_read`: the rows the writes locked are free once the one string has run, and
     the read sees what the transaction committed."""
-    shared = sa.Table(
-        "write_behind_read",
-        sa.MetaData(),
-        sa.Column("id", sa.Integer, primary_key=True),
-        sa.Column("text", sa.String(20)),
-    )
-    shared.create(engine, checkfirst=True)
-    seen: list[tuple] = []
-
-    def from_another_transaction(_connection) -> None:
-        with engine.connect() as other:
-            locked = sa.select(shared.c.text).where(shared.c.id == 1).with_for_update(nowait=True)
-            seen.append(tuple(other.execute(locked).scalars()))
-
+    shared, seen, from_another_transaction = _shared_row(engine)
     try:
         with Session(engine) as session:
             session.execute(sa.insert(shared), {"id": 1, "text": "before"})
@@ -210,7 +206,7 @@ def test_a_read_after_the_commit_travels_in_the_string_that_commits(engine, trip
         assert tuple(row) == ("100% after", "50%")
         if postgresql(engine):
             assert seen == [("100% after",)]
-            (string,) = [trip for trip in trips if "UPDATE write_behind_read" in trip]
+            (string,) = [trip for trip in trips if "UPDATE write_behind_shared" in trip]
             assert string.index("UPDATE") < string.index("COMMIT;\nBEGIN;\nSELECT")
     finally:
         shared.drop(engine)

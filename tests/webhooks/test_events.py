@@ -73,12 +73,9 @@ def test_nothing_is_written_without_a_subscription(client, db, make):
     assert events(db, consultant, "client.invited") == []
 
 
-def test_a_client_crossing_100_acts_is_a_milestone_once(db, make, runtime):
-    consultant, admin = make.consultant(), make.admin()
-    make.client(consultant, admin)
-    make.endpoint(consultant, URL)
-    caller = principal(admin)
-    for n in range(101):
+def record_acts(db, runtime, account, count: int) -> None:
+    caller = principal(account)
+    for n in range(count):
         kindness.create_act(
             db,
             runtime.cache,
@@ -88,6 +85,13 @@ def test_a_client_crossing_100_acts_is_a_milestone_once(db, make, runtime):
             verification_level=3,
             recipient_id=f"outsider-{n}",
         )
+
+
+def test_a_client_crossing_100_acts_is_a_milestone_once(db, make, runtime):
+    consultant, admin = make.consultant(), make.admin()
+    make.client(consultant, admin)
+    make.endpoint(consultant, URL)
+    record_acts(db, runtime, admin, 101)
     (milestone,) = events(db, consultant, "portfolio.milestone")
     assert (milestone["metric"], milestone["threshold"], milestone["value"]) == ("kindness_acts", 100, 100)
 
@@ -102,17 +106,7 @@ def test_a_create_through_the_api_tells_the_milestone_after_its_commit_or_the_ne
     make.client(consultant, admin)
     make.endpoint(consultant, URL)
     member = make.member(admin)
-    caller = principal(admin)
-    for n in range(98):
-        kindness.create_act(
-            db,
-            runtime.cache,
-            caller=caller,
-            description=f"act {n}",
-            category="community",
-            verification_level=3,
-            recipient_id=f"outsider-{n}",
-        )
+    record_acts(db, runtime, admin, 98)
     act = {"description": "Covered a shift", "category": "community", "verificationLevel": 1}
     assert client.post("/api/kindness", json={**act, "recipientId": "x-1"}, headers=member.headers).status_code == 201
     assert events(db, consultant, "portfolio.milestone") == []
