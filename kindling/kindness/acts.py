@@ -407,9 +407,9 @@ def _settle_ripples(db: DbSession, settling: dict) -> tuple[int, int, int | None
         add_to_category_tally(
             db, organization_id, category, acts=1, verification_sum=verified_level, ripple_sum=passed_on
         )
-        for raised_category, count in collections.Counter(category for _id, category in raised).items():
+        for raised_category, count in collections.Counter(row.category for row in raised).items():
             add_to_category_tally(db, organization_id, raised_category, ripple_sum=count)
-        raised_ids = [act_id for act_id, _category in raised]
+        raised_ids = [row.id for row in raised]
     for act_id in raised_ids or ():
         # An act this session holds (one a batch recorded before) reads its new count again.
         held = db.identity_map.get(db.identity_key(KindnessAct, act_id))
