@@ -148,6 +148,9 @@ _SETTLE = select(
     select(func.array_agg(_RAISED.c.id)).scalar_subquery(),
     milestones.highest_on_record("kindness_acts"),
 ).add_cte(_TALLIED)
+# The same writes answering nothing, for a create that settles with its COMMIT and reads what it
+# needs after it: no answer is worked out under the lock only to be dropped.
+_SETTLE_AT_COMMIT = select(literal(1)).add_cte(_TALLIED)
 # Read once a create that settles with its COMMIT has committed: the act's ripple count, the
 # organization's total of acts and the highest milestone of acts on record.
 _SETTLED = select(
@@ -234,7 +237,7 @@ def create_act(
     if commit and db.get_bind().dialect.name == "postgresql":
         # The settling, the tallies and the event go with the COMMIT, and what the answer needs is
         # read after it: nothing waits for an answer while the organization's lock is held.
-        write_behind.send_later(db, _SETTLE, settling)
+        write_behind.send_later(db, _SETTLE_AT_COMMIT, settling)
         evidence.append_all(db, organization_id=organization_id, entries=recorded)
         ripple_count, total, highest = write_behind.commit_then_read(db, _SETTLED, settling)
         set_committed_value(act, "ripple_count", ripple_count)

@@ -73,7 +73,7 @@ def test_create_takes_sender_and_organization_from_the_session(client, make):
     assert client.get(f"/api/kindness/{act['id']}", headers=admin.headers).json()["data"] == act
 
 
-def _sent_from_the_lock(client, runtime, member, headers=None) -> list[str]:
+def _sent_from_the_lock(client, runtime, member) -> list[str]:
     """The strings a create sent to the database, from the one that takes the organization's lock."""
     sent: list[str] = []
 
@@ -82,9 +82,7 @@ def _sent_from_the_lock(client, runtime, member, headers=None) -> list[str]:
 
     event.listen(runtime.engine, "after_cursor_execute", record)
     try:
-        response = client.post(
-            "/api/kindness", json=valid_body(verificationLevel=1), headers={**member.headers, **(headers or {})}
-        )
+        response = client.post("/api/kindness", json=valid_body(verificationLevel=1), headers=member.headers)
     finally:
         event.remove(runtime.engine, "after_cursor_execute", record)
     assert response.status_code == 201
